@@ -1,0 +1,57 @@
+"""The one atomic file writer.
+
+A write goes to a temporary file ``.<name>.<random>.tmp`` in the target's own
+folder, is flushed and fsynced, renamed over the target with ``os.replace``,
+and the folder is fsynced so the rename itself is durable. A crash leaves the
+old file or the new one, never a mix; at worst a stray ``.tmp`` file remains,
+which no reader ever opens.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+
+def fsync_dir(folder: str | os.PathLike[str]) -> None:
+    """fsync a folder so that a rename or link inside it is durable."""
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes | Iterable[bytes]) -> None:
+    """Write ``data`` (bytes, or an iterable of byte chunks) to ``path`` atomically.
+
+    The temporary file is removed if anything fails before the rename; the
+    original error propagates.
+    """
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            if isinstance(data, (bytes, bytearray, memoryview)):
+                handle.write(data)
+            else:
+                for chunk in data:
+                    handle.write(chunk)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, target)
+    except BaseException:
+        try:
+            os.unlink(tmp_name)
+        except FileNotFoundError:
+            pass
+        raise
+    fsync_dir(folder)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write ASCII/UTF-8 ``text`` to ``path`` atomically."""
+    atomic_write_bytes(path, text.encode("utf-8"))

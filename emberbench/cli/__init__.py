@@ -1,0 +1,1 @@
+"""The ``emberbench`` command line: thin commands over library calls."""

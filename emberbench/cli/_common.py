@@ -1,0 +1,45 @@
+"""Helpers shared by CLI commands: error reporting and output."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import typer
+
+from ..errors import EmberError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def fail(message: str, code: int = 1) -> typer.Exit:
+    """Print ``message`` as one line on stderr and return the exit to raise."""
+    line = " ".join(str(message).split())
+    typer.echo(f"error: {line}", err=True)
+    return typer.Exit(code)
+
+
+def user_errors(func: F) -> F:
+    """Turn EmberError (and OS errors on user paths) into one line and exit 1."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except EmberError as exc:
+            raise fail(str(exc)) from None
+        except OSError as exc:
+            where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+            raise fail(f"{exc.strerror or exc}{where}") from None
+        except KeyboardInterrupt:
+            typer.echo("interrupted", err=True)
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def is_terminal() -> bool:
+    """True when stderr is an interactive terminal (progress bars go there)."""
+    return sys.stderr.isatty()

@@ -1,0 +1,34 @@
+"""Entry point of the ``emberbench`` command: registers commands, nothing else.
+
+Each command module exposes ``register(app)``. A command parses its options,
+calls one library function and prints; every :class:`EmberError` becomes one
+line on stderr and exit status 1 (see :mod:`emberbench.cli._common`).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+app = typer.Typer(
+    name="emberbench",
+    help="EMBERBench: evaluate evacuation policies on a deterministic fire simulator.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# Command modules, in the order their commands appear in --help.
+_COMMAND_MODULES = (
+    "emberbench.cli.suite_cmd",
+    "emberbench.cli.episode_cmd",
+)
+
+for _name in _COMMAND_MODULES:
+    importlib.import_module(_name).register(app)
+
+
+def main() -> None:
+    """Run the CLI (console-script entry point)."""
+    app()

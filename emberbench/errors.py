@@ -1,0 +1,102 @@
+"""The EMBERBench exception hierarchy: every error the project raises on purpose.
+
+Everything derives from :class:`EmberError`, so the CLI can turn any of them
+into one clear line. Each class also derives from the built-in exception it
+resembles, so callers that catch ``ValueError`` keep working. Errors carry the
+data a user needs to act on them.
+
+This module uses only the standard library: the stand-alone grouped-rates
+reader imports it without installing anything.
+"""
+
+from __future__ import annotations
+
+
+class EmberError(Exception):
+    """Root of every error EMBERBench raises deliberately."""
+
+
+class CanonicalFormError(EmberError, ValueError):
+    """A value or a text is not valid (canonical) JSON."""
+
+
+class ScenarioError(EmberError, ValueError):
+    """A scenario file or scenario value is invalid."""
+
+
+class SuiteError(EmberError, ValueError):
+    """A scenario suite or its manifest is invalid or inconsistent."""
+
+
+class InvalidActionError(EmberError, ValueError):
+    """A policy returned an action that is not valid for the observation."""
+
+
+class PolicyError(EmberError, ValueError):
+    """A policy specification cannot be resolved into a policy factory."""
+
+
+class AgentError(PolicyError):
+    """An external agent process crashed, went silent, or spoke malformed JSON."""
+
+
+class EvaluationError(EmberError):
+    """An evaluation input or output fails a check; nothing is repaired."""
+
+
+class RecordAuthenticationError(EvaluationError, ValueError):
+    """A run record does not reproduce under replay, or is malformed.
+
+    Attributes:
+        field: the record field (or ``step N``) where the difference was found.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class ManifestError(EvaluationError, ValueError):
+    """An evaluation manifest is malformed or does not match the suite/code."""
+
+
+class ResultError(EvaluationError, ValueError):
+    """A result artifact is malformed, inconsistent or fails authentication."""
+
+
+class ResumeError(EvaluationError, ValueError):
+    """An existing artifact cannot be resumed by this run."""
+
+
+class PairingError(EvaluationError, ValueError):
+    """Two result artifacts cannot be paired (different manifests)."""
+
+
+class StatisticsInputError(EvaluationError, ValueError):
+    """An input to the statistics functions fails re-verification."""
+
+
+class GroupedRatesError(EmberError, ValueError):
+    """A grouped-rates input, contract or report is invalid or over a cap."""
+
+
+class StoreUsageError(EmberError, ValueError):
+    """The content-addressed store was used or found in a way EMBERBench refuses."""
+
+
+class ClusterError(EmberError, RuntimeError):
+    """The distributed runner could not complete its work."""
+
+
+class EpisodeFailedError(ClusterError):
+    """One episode failed or killed workers more often than the retry bound.
+
+    Attributes:
+        index: the manifest index of the episode.
+        attempts: how many times it was tried.
+    """
+
+    def __init__(self, message: str, *, index: int, attempts: int) -> None:
+        super().__init__(message)
+        self.index = index
+        self.attempts = attempts
