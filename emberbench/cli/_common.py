@@ -21,8 +21,15 @@ def fail(message: str, code: int = 1) -> typer.Exit:
     return typer.Exit(code)
 
 
+def _is_store_error(exc: BaseException) -> bool:
+    # Imported lazily: the core never imports the store package at module level.
+    from store.errors import StoreError
+
+    return isinstance(exc, StoreError)
+
+
 def user_errors(func: F) -> F:
-    """Turn EmberError (and OS errors on user paths) into one line and exit 1."""
+    """Turn EmberError, StoreError (and OS errors on user paths) into one line and exit 1."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -36,6 +43,10 @@ def user_errors(func: F) -> F:
         except KeyboardInterrupt:
             typer.echo("interrupted", err=True)
             raise typer.Exit(130) from None
+        except Exception as exc:
+            if _is_store_error(exc):
+                raise fail(str(exc)) from None
+            raise
 
     return wrapper  # type: ignore[return-value]
 

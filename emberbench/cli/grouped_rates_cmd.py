@@ -1,0 +1,98 @@
+"""``emberbench grouped-rates``: task-grouped failure rates with a matched control.
+
+Two ways in: ``--input FILE`` runs the stand-alone reader on a grouped-rates
+input; ``--from-results A B --failure RULE`` first builds that input from two
+result artifacts on the same manifest (see
+:func:`emberbench.grouped_rates.input_from_results`). Both end in the same
+library call as ``scripts/check_grouped_rates.py``, so the reports agree.
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from ..errors import GroupedRatesError
+from ._common import user_errors
+
+
+class FailureRule(str, enum.Enum):
+    """The failure rules of ``--failure``."""
+
+    casualty = "casualty"
+    not_evacuated = "not-evacuated"
+    stranded = "stranded"
+
+
+def _input_bytes_from_results(
+    paths: tuple[Path, Path], failure: str, seed: Optional[int], replicates: Optional[int]
+) -> bytes:
+    """Load two result artifacts and render the grouped-rates input they define."""
+    from ..grouped_rates import input_from_results, render
+    from ..results import load_result
+    from ..suite import load_suite
+
+    suite = load_suite()
+    first, second = (load_result(path, suite) for path in paths)
+    entries = [(e.index, e.scenario_id, e.seed) for e in first.manifest.episodes]
+    if entries != [(e.index, e.scenario_id, e.seed) for e in second.manifest.episodes]:
+        raise GroupedRatesError("the two result artifacts are not on the same manifest")
+
+    def counts(result: Any) -> dict[int, dict[str, int]]:
+        return {e.index: dict(e.metrics.counts) for e in result.episodes}
+
+    resampling = None
+    if seed is not None or replicates is not None:
+        if seed is None or replicates is None:
+            raise GroupedRatesError("monte-carlo needs both --seed and --replicates")
+        resampling = {"mode": "monte-carlo", "seed": seed, "replicates": replicates}
+    document = input_from_results(
+        entries, first.model_id, second.model_id, counts(first), counts(second), failure, resampling
+    )
+    return render(document)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``grouped-rates`` command to ``app``."""
+
+    @app.command("grouped-rates")
+    @user_errors
+    def grouped_rates(
+        input_path: Optional[Path] = typer.Option(None, "--input", help="Grouped-rates input JSON."),
+        from_results: Optional[tuple[Path, Path]] = typer.Option(
+            None, "--from-results", help="Two result artifacts A B on the same manifest (contrast A - B)."
+        ),
+        failure: Optional[FailureRule] = typer.Option(None, "--failure", help="Failure rule for --from-results."),
+        seed: Optional[int] = typer.Option(None, "--seed", help="Monte-carlo seed (with --replicates)."),
+        replicates: Optional[int] = typer.Option(None, "--replicates", help="Monte-carlo draw count."),
+        save_input: Optional[Path] = typer.Option(
+            None, "--save-input", help="With --from-results: also write the built input, for auditors."
+        ),
+        expect: Optional[Path] = typer.Option(None, "--expect", help="Expected report; exit 1 on the first difference."),
+        output: Optional[Path] = typer.Option(None, "--output", help="Where to write the report."),
+    ) -> None:
+        """Task-grouped failure rates of two arms, resampling whole task clusters."""
+        from ..atomic import atomic_write_bytes
+        from ..grouped_rates import check_file, evaluate, summary
+
+        if (input_path is None) == (from_results is None):
+            raise GroupedRatesError("give exactly one of --input or --from-results")
+        if from_results is not None:
+            if failure is None:
+                raise GroupedRatesError("--from-results needs --failure casualty|not-evacuated|stranded")
+            data = _input_bytes_from_results(from_results, failure.value, seed, replicates)
+            if save_input is not None:
+                atomic_write_bytes(save_input, data)
+            outcome = evaluate(data, where="input built from results", expect=expect, output=output)
+        else:
+            if failure is not None or seed is not None or replicates is not None or save_input is not None:
+                raise GroupedRatesError("--failure, --seed, --replicates and --save-input need --from-results")
+            outcome = check_file(input_path, expect=expect, output=output)  # type: ignore[arg-type]
+        if output is None:
+            typer.echo(outcome.data.decode("ascii"), nl=False)
+        if outcome.mismatch_message is not None:
+            raise GroupedRatesError(outcome.mismatch_message)
+        typer.echo(summary(outcome), err=output is None)

@@ -1,0 +1,121 @@
+"""Playing an episode, and authenticating a record by replaying it.
+
+:func:`run_episode` is the single way an episode is played: every runner calls
+it (or :func:`play_episode`, which also returns the metrics computed on the
+way). :func:`authenticate` replays a record's action log in a fresh
+simulator, requires the replay to reproduce the record byte for byte, and
+returns the episode metrics. Nothing is repaired.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .actions import encode_action
+from .errors import RecordAuthenticationError, SuiteError
+from .metrics import EpisodeMetrics, metrics_from_outcome
+from .observation import Observation
+from .record import RunRecord, first_difference, record_from_dict, record_from_outcome
+from .scenario import Scenario
+from .simulator import Simulation
+
+Policy = Callable[[Observation], Any]
+
+# Action characters -> move codes; 255 marks a character that is not a move.
+_CODE_OF = np.full(256, 255, dtype=np.uint8)
+for _code, _ch in enumerate(".NESW"):
+    _CODE_OF[ord(_ch)] = _code
+_DASH = ord("-")
+
+
+def play_episode(scenario: Scenario, seed: int, policy: Policy) -> tuple[RunRecord, EpisodeMetrics]:
+    """Play one episode and return its record and metrics.
+
+    The policy is called with exactly one positional argument, the
+    observation, once per step.
+
+    Raises:
+        InvalidActionError: the policy returned an invalid action.
+        Exception: whatever the policy raises propagates unchanged.
+    """
+    sim = Simulation(scenario, seed)
+    while not sim.done:
+        action = policy(sim.observation())
+        codes = encode_action(action, sim.inside_ids(), sim.t)
+        sim.step(np.asarray(codes, dtype=np.int64))
+    outcome = sim.outcome()
+    return record_from_outcome(scenario, seed, outcome), metrics_from_outcome(scenario, outcome)
+
+
+def run_episode(scenario: Scenario, seed: int, policy: Policy) -> RunRecord:
+    """Play one episode of ``scenario`` under ``seed`` with ``policy``; return its record."""
+    return play_episode(scenario, seed, policy)[0]
+
+
+def replay(scenario: Scenario, record: RunRecord) -> tuple[RunRecord, EpisodeMetrics]:
+    """Re-simulate ``record``'s action log on ``scenario``; return the reproduced record and metrics.
+
+    Raises:
+        RecordAuthenticationError: the action log is not playable (wrong
+            length, a move for someone not inside, a missing move, an unknown
+            character).
+    """
+    sim = Simulation(scenario, record.seed)
+    n = scenario.population
+    for step, line in enumerate(record.actions, start=1):
+        if sim.done:
+            raise RecordAuthenticationError(
+                f"record actions: the log continues after the episode ended at step {sim.t}", field="actions"
+            )
+        if len(line) != n:
+            raise RecordAuthenticationError(
+                f"record actions at step {step}: {len(line)} characters for {n} people", field=f"actions[{step}]"
+            )
+        raw = np.frombuffer(line.encode("ascii", "replace"), dtype=np.uint8)
+        codes = _CODE_OF[raw[sim.inside]]
+        dash = raw == _DASH
+        if (codes == 255).any() or dash.sum() != n - sim.inside.size:
+            raise RecordAuthenticationError(
+                f"record actions at step {step}: moves do not match the people inside", field=f"actions[{step}]"
+            )
+        sim.step(codes.astype(np.int64))
+    if not sim.done:
+        raise RecordAuthenticationError(
+            f"record actions: the log ends at step {sim.t} but the episode is not finished", field="actions"
+        )
+    outcome = sim.outcome()
+    return record_from_outcome(scenario, record.seed, outcome), metrics_from_outcome(scenario, outcome)
+
+
+def authenticate(record: RunRecord | dict[str, Any], suite: Any) -> EpisodeMetrics:
+    """Check and replay a record; return its metrics if it reproduces exactly.
+
+    Args:
+        record: a :class:`RunRecord` or its parsed JSON object.
+        suite: the :class:`~emberbench.suite.Suite` that resolves the scenario
+            by id and content hash.
+
+    Raises:
+        RecordAuthenticationError: naming the field or step that differs.
+    """
+    if isinstance(record, RunRecord):
+        given_bytes = record.canonical_bytes()
+        parsed = record_from_dict(record.to_dict())
+    else:
+        parsed = record_from_dict(record)
+        given_bytes = None
+    try:
+        scenario = suite.resolve(parsed.scenario_id, parsed.scenario_hash)
+    except SuiteError as exc:
+        raise RecordAuthenticationError(f"record header: {exc}", field="header.scenario_hash") from None
+    reproduced, metrics = replay(scenario, parsed)
+    if given_bytes is None:
+        given_bytes = parsed.canonical_bytes()
+    if reproduced.canonical_bytes() != given_bytes:
+        where = first_difference(reproduced, parsed)
+        raise RecordAuthenticationError(f"record does not reproduce under replay: first difference in {where}",
+                                        field=where)
+    return metrics

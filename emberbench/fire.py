@@ -1,0 +1,129 @@
+"""The fire: a pure function of (scenario, seed), computed ahead of the people.
+
+Spread rule (see docs/simulation-contract.md). At step ``t`` (1, 2, ...) every
+non-wall cell that is not burning and has a 4-neighbour burning at the end of
+step ``t - 1`` ignites when its draw is below the threshold:
+
+* draw = draw number ``(t - 1) * H * W + cell`` of the stream ``"fire"``,
+  where ``cell = row * W + col``;
+* threshold = ``floor(numerator * 2**64 / denominator)``; a spread of 1
+  ignites every candidate and 0 none, without drawing.
+
+A cell never stops burning. Because draws are addressed by (step, cell) and the
+candidates depend only on the fire itself, the whole timeline is fixed by the
+scenario and the seed: two policies on one (scenario, seed) face the same fire
+cell for cell and step for step. The timeline is stored as the step at which
+each cell ignites (``NEVER`` if it does not within ``max_steps``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .grid import Grid, compile_grid
+from .rng import draws, stream_key
+from .scenario import Scenario
+
+NEVER = np.int16(32767)  # larger than any max_steps (<= 10 000)
+FIRE_STREAM = "fire"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class FireTimeline:
+    """The ignition step of every cell, and what is derived from it.
+
+    Attributes:
+        ignition: int16 ignition step per padded cell (``NEVER`` for walls
+            and cells that do not ignite within ``max_steps``).
+        burning_count: number of burning cells at the end of each step
+            ``0..max_steps``.
+        reach: int16 array (padded cells x levels): ``reach[x, d]`` is the
+            earliest ignition step among cells within L1 distance ``d`` of
+            ``x`` (walls do not shield). The distance from ``x`` to the fire
+            at step ``s`` is the number of levels with ``reach[x, d] > s``,
+            or infinite if even the last level is ``> s``.
+    """
+
+    ignition: np.ndarray
+    burning_count: np.ndarray
+    reach: np.ndarray
+
+    def distances(self, cells: np.ndarray, step: int) -> np.ndarray:
+        """L1 distance from each padded cell to the nearest cell burning at ``step``.
+
+        Returns -1 where nothing is burning anywhere at that step.
+        """
+        block = self.reach[cells]
+        d = np.count_nonzero(block > step, axis=1)
+        d[block[:, -1] > step] = -1
+        return d
+
+
+def fire_timeline(scenario: Scenario, seed: int) -> FireTimeline:
+    """Compute the fire of ``scenario`` under ``seed`` for all of its steps."""
+    g = compile_grid(scenario)
+    ignition = _ignition(g, scenario, seed)
+    counts = np.bincount(ignition[ignition != NEVER].astype(np.int64), minlength=scenario.max_steps + 1)
+    burning_count = np.cumsum(counts[: scenario.max_steps + 1])
+    reach = _reach(ignition, g)
+    for arr in (ignition, burning_count, reach):
+        arr.flags.writeable = False
+    return FireTimeline(ignition=ignition, burning_count=burning_count, reach=reach)
+
+
+def _ignition(g: Grid, scenario: Scenario, seed: int) -> np.ndarray:
+    n_pad = g.wall.size
+    pw = g.pw
+    ignition = np.full(n_pad, NEVER, dtype=np.int16)
+    burning = np.zeros(n_pad, dtype=bool)
+    start = g.pad_of_cell[g.fire0]
+    burning[start] = True
+    ignition[start] = 0
+    flammable = ~g.wall
+    num, den = scenario.spread_numerator, scenario.spread_denominator
+    if num == 0 or start.size == 0:
+        return ignition
+    always = num == den
+    threshold = np.uint64((num << 64) // den) if not always else None
+    key = stream_key(seed, FIRE_STREAM)
+    n_cells = g.height * g.width
+    nbr = np.empty(n_pad, dtype=bool)
+    for t in range(1, scenario.max_steps + 1):
+        # Flat shifts by +-1 wrap between rows only through border cells,
+        # which are walls and never ignite, so no false neighbour arises.
+        nbr[:] = False
+        nbr[pw:] |= burning[:-pw]
+        nbr[:-pw] |= burning[pw:]
+        nbr[1:] |= burning[:-1]
+        nbr[:-1] |= burning[1:]
+        nbr &= flammable
+        nbr &= ~burning
+        cand = np.flatnonzero(nbr)
+        if cand.size == 0:
+            break
+        if not always:
+            counters = np.uint64((t - 1) * n_cells) + g.cell_of_pad[cand].astype(np.uint64)
+            cand = cand[draws(key, counters) < threshold]
+        burning[cand] = True
+        ignition[cand] = t
+    return ignition
+
+
+def _reach(ignition: np.ndarray, g: Grid) -> np.ndarray:
+    """Stack of min-filters of the ignition map over growing L1 balls."""
+    shape = (g.height + 2, g.pw)
+    level = ignition.reshape(shape).copy()
+    levels = [level.ravel().copy()]
+    for _ in range(g.height + g.width + 2):
+        nxt = level.copy()
+        np.minimum(nxt[1:], level[:-1], out=nxt[1:])
+        np.minimum(nxt[:-1], level[1:], out=nxt[:-1])
+        np.minimum(nxt[:, 1:], level[:, :-1], out=nxt[:, 1:])
+        np.minimum(nxt[:, :-1], level[:, 1:], out=nxt[:, :-1])
+        if np.array_equal(nxt, level):
+            break
+        level = nxt
+        levels.append(level.ravel().copy())
+    return np.ascontiguousarray(np.stack(levels, axis=1))

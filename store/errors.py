@@ -1,0 +1,143 @@
+"""Every error the store raises on purpose, rooted at :class:`StoreError`.
+
+The store is generic and imports nothing from EMBERBench, so it has its own
+root. Each class also derives from the built-in it resembles where one fits
+(``InvalidKeyError`` is a ``ValueError``, ``ObjectNotFoundError`` a
+``KeyError``), so narrow ``except`` clauses keep working. Errors carry the data
+a caller needs to act: the key, the path, the offset, the versions involved.
+"""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Root of every error the store raises deliberately."""
+
+    def __str__(self) -> str:
+        # KeyError would otherwise quote the message; one plain line reads best.
+        return str(self.args[0]) if self.args else self.__class__.__name__
+
+
+class InvalidKeyError(StoreError, ValueError):
+    """A key is not 64 lowercase hex digits (checked before any path is built)."""
+
+    def __init__(self, key: object) -> None:
+        super().__init__(f"invalid object key {key!r}: expected 64 lowercase hex digits")
+        self.key = key
+
+
+class InvalidNameError(StoreError, ValueError):
+    """A ref or journal name does not match the allowed pattern."""
+
+    def __init__(self, kind: str, name: object, rule: str) -> None:
+        super().__init__(f"invalid {kind} name {name!r}: {rule}")
+        self.kind = kind
+        self.name = name
+
+
+class StoreFormatError(StoreError, ValueError):
+    """The store folder is missing, not a store, or has an unknown format version."""
+
+    def __init__(self, message: str, *, path: str, found: object = None, supported: object = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.found = found
+        self.supported = supported
+
+
+class ObjectNotFoundError(StoreError, KeyError):
+    """No object is stored under the key."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"object {key} is not in the store")
+        self.key = key
+
+
+class IntegrityError(StoreError, ValueError):
+    """A stored object fails its frame, checksum, key or content check.
+
+    The object's bytes are never returned to the caller.
+
+    Attributes:
+        key: the key that was read.
+        reason: what failed, in a few words (``"checksum mismatch"``...).
+        path: the file that holds the damaged object, if any.
+    """
+
+    def __init__(self, key: str, reason: str, *, path: str | None = None) -> None:
+        super().__init__(f"object {key} is corrupt: {reason}")
+        self.key = key
+        self.reason = reason
+        self.path = path
+
+
+class KeyMismatchError(IntegrityError):
+    """Bytes given to ``put`` do not hash to the key the caller expected."""
+
+    def __init__(self, expected: str, actual: str) -> None:
+        super().__init__(expected, f"content hashes to {actual}")
+        self.expected = expected
+        self.actual = actual
+
+
+class StoreIOError(StoreError):
+    """A write, fsync, link or rename failed; the operation did not happen.
+
+    Never retried silently: the caller decides. The original ``OSError`` is
+    chained as ``__cause__``.
+
+    Attributes:
+        operation: the step that failed (``"write"``, ``"fsync"``, ``"link"``...).
+        path: the file or folder involved.
+        errno: the ``errno`` of the underlying failure, if any.
+        key: the object key involved, if any.
+    """
+
+    def __init__(
+        self, operation: str, path: str, cause: OSError, *, key: str | None = None
+    ) -> None:
+        what = f" of object {key}" if key else ""
+        super().__init__(f"store {operation}{what} failed at {path}: {cause.strerror or cause}")
+        self.operation = operation
+        self.path = path
+        self.errno = cause.errno
+        self.key = key
+
+
+class RefError(StoreError, ValueError):
+    """A ref file is missing, malformed, or names an object that is not stored."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(f"ref {name!r}: {reason}")
+        self.name = name
+        self.reason = reason
+
+
+class JournalError(StoreError):
+    """A run journal cannot be opened, read or appended to."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(f"journal {name!r}: {reason}")
+        self.name = name
+        self.reason = reason
+
+
+class JournalCorruptError(JournalError, ValueError):
+    """A journal is damaged before its last entry; nothing is repaired.
+
+    Attributes:
+        offset: byte offset of the first entry that fails its checks.
+    """
+
+    def __init__(self, name: str, offset: int, reason: str) -> None:
+        super().__init__(name, f"corrupt entry at byte {offset} before the end: {reason}")
+        self.offset = offset
+
+
+class LockError(StoreError):
+    """A lock (a journal's writer lock, or the gc lock) could not be taken."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"cannot lock {path}: {reason}")
+        self.path = path
+        self.reason = reason

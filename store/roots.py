@@ -1,0 +1,57 @@
+"""What keeps an object alive: refs and unfinished journals.
+
+gc and fsck's connectivity check share this one definition of the roots, so
+"referenced" means the same thing to both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .disk import Store
+from .errors import JournalError
+
+
+@dataclass(frozen=True, slots=True)
+class Roots:
+    """Every reference that keeps objects alive, by where it comes from.
+
+    Attributes:
+        refs: ``(ref name, key)`` for every ref.
+        journals: ``(journal name, key)`` for every key referenced by an
+            entry of an unfinished journal.
+        finished_journals: names of journals that carry a finish marker (not roots).
+    """
+
+    refs: tuple[tuple[str, str], ...]
+    journals: tuple[tuple[str, str], ...]
+    finished_journals: tuple[str, ...]
+
+    def keys(self) -> frozenset[str]:
+        """The marked set: every key some root references."""
+        return frozenset(k for _, k in self.refs) | frozenset(k for _, k in self.journals)
+
+
+def collect_roots(store: Store) -> Roots:
+    """Read every ref and journal of ``store``.
+
+    Raises:
+        RefError: a ref file is malformed.
+        JournalError / JournalCorruptError: a journal cannot be read. gc must
+            not guess what an unreadable root referenced, so it stops.
+    """
+    refs = tuple(store.refs.items())
+    journal_refs: list[tuple[str, str]] = []
+    finished: list[str] = []
+    for name in store.journal_names():
+        try:
+            state = store.read_journal(name)
+        except JournalError as exc:
+            if exc.reason == "no such journal":
+                continue  # deleted since it was listed
+            raise
+        if state.finished:
+            finished.append(name)
+            continue
+        journal_refs.extend((name, key) for key in sorted(state.referenced_keys()))
+    return Roots(refs, tuple(journal_refs), tuple(finished))
