@@ -79,9 +79,17 @@ def replay(scenario: Scenario, record: RunRecord) -> tuple[RunRecord, EpisodeMet
         dash = raw == _DASH
         if (codes == 255).any() or dash.sum() != n - sim.inside.size:
             raise RecordAuthenticationError(
-                f"record actions at step {step}: moves do not match the people inside", field=f"actions[{step}]"
+                f"record actions at step {step}: the log's moves do not match the people inside "
+                "at that step in the replay", field=f"actions[{step}]"
             )
         sim.step(codes.astype(np.int64))
+        # Stop at the first step whose replayed outcome differs, so the message
+        # points at where the record and the replay part ways.
+        if step <= len(record.blocked) and sim.blocked_line(step) != record.blocked[step - 1]:
+            raise RecordAuthenticationError(
+                f"record does not reproduce under replay: first difference in outcome.blocked at step {step}",
+                field=f"outcome.blocked[{step}]",
+            )
     if not sim.done:
         raise RecordAuthenticationError(
             f"record actions: the log ends at step {sim.t} but the episode is not finished", field="actions"
@@ -119,3 +127,25 @@ def authenticate(record: RunRecord | dict[str, Any], suite: Any) -> EpisodeMetri
         raise RecordAuthenticationError(f"record does not reproduce under replay: first difference in {where}",
                                         field=where)
     return metrics
+
+
+def authenticate_bytes(data: bytes, suite: Any, *, where: str = "record") -> EpisodeMetrics:
+    """Authenticate a serialized record: it must be canonical JSON (one trailing newline allowed).
+
+    Raises:
+        RecordAuthenticationError: the text is not the record's canonical form,
+            or the record fails :func:`authenticate`.
+    """
+    from .canonical import CanonicalFormError, canonical_bytes, parse_json_strict
+
+    body = data[:-1] if data.endswith(b"\n") else data
+    try:
+        obj = parse_json_strict(body, where=where)
+    except CanonicalFormError as exc:
+        raise RecordAuthenticationError(str(exc), field="text") from None
+    if canonical_bytes(obj) != body:
+        raise RecordAuthenticationError(f"{where}: record is not in canonical JSON form", field="text")
+    try:
+        return authenticate(obj, suite)
+    except RecordAuthenticationError as exc:
+        raise RecordAuthenticationError(f"{where}: {exc}", field=exc.field) from None

@@ -114,8 +114,8 @@ def _ignition(g: Grid, scenario: Scenario, seed: int) -> np.ndarray:
 def _reach(ignition: np.ndarray, g: Grid) -> np.ndarray:
     """Stack of min-filters of the ignition map over growing L1 balls."""
     shape = (g.height + 2, g.pw)
-    level = ignition.reshape(shape).copy()
-    levels = [level.ravel().copy()]
+    level = ignition.reshape(shape)
+    levels = [ignition]
     for _ in range(g.height + g.width + 2):
         nxt = level.copy()
         np.minimum(nxt[1:], level[:-1], out=nxt[1:])
@@ -125,5 +125,5 @@ def _reach(ignition: np.ndarray, g: Grid) -> np.ndarray:
         if np.array_equal(nxt, level):
             break
         level = nxt
-        levels.append(level.ravel().copy())
+        levels.append(level.ravel())
     return np.ascontiguousarray(np.stack(levels, axis=1))

@@ -10,7 +10,9 @@ Layout (canonical JSON; docs/formats.md)::
                  "blocked": [".c.-..", ...],   # per step: . not blocked, w wall, c people, - not inside
                  "evacuations": [[step, "p001", "east"], ...],
                  "casualties": [[step, "p004"], ...],
-                 "stranded": ["p006"]}}
+                 "stranded": ["p006"],
+                 "burning": [3, 4, 6, ...],           # burning cells at the end of each step
+                 "exposure": [[1, 4], [2, 9], ...]}}  # [distance, person-steps] (docs/metrics.md)
 
 Action characters: ``N E S W`` moves, ``.`` stay, ``-`` person not inside.
 The record's identity is its canonical JSON; its digest is the SHA-256 of
@@ -32,7 +34,9 @@ HEADER_KEYS = frozenset(
     {"record_version", "scenario_id", "scenario_hash", "seed", "simulator_version",
      "observation_version", "population"}
 )
-OUTCOME_KEYS = frozenset({"steps", "termination", "blocked", "evacuations", "casualties", "stranded"})
+OUTCOME_KEYS = frozenset(
+    {"steps", "termination", "blocked", "evacuations", "casualties", "stranded", "burning", "exposure"}
+)
 RECORD_KEYS = frozenset({"header", "actions", "outcome"})
 TERMINATIONS = ("all_resolved", "max_steps")
 
@@ -52,6 +56,8 @@ class RunRecord:
     evacuations: tuple[tuple[int, str, str], ...]
     casualties: tuple[tuple[int, str], ...]
     stranded: tuple[str, ...]
+    burning: tuple[int, ...]
+    exposure: tuple[tuple[int, int], ...]
     record_version: str = RECORD_VERSION
     simulator_version: str = SIMULATOR_VERSION
     observation_version: str = OBSERVATION_VERSION
@@ -80,6 +86,8 @@ class RunRecord:
                 "evacuations": [list(e) for e in self.evacuations],
                 "casualties": [list(c) for c in self.casualties],
                 "stranded": list(self.stranded),
+                "burning": list(self.burning),
+                "exposure": [list(e) for e in self.exposure],
             },
         }
 
@@ -108,6 +116,8 @@ def record_from_outcome(scenario: Scenario, seed: int, outcome: Outcome) -> RunR
         evacuations=tuple((s, ids[p], exits[e]) for s, p, e in outcome.evacuations),
         casualties=tuple((s, ids[p]) for s, p in outcome.casualties),
         stranded=tuple(ids[p] for p in outcome.stranded),
+        burning=outcome.burning,
+        exposure=tuple((d, n) for d, n in enumerate(outcome.exposure) if d >= 1 and n > 0),
     )
 
 
@@ -176,6 +186,14 @@ def record_from_dict(data: object) -> RunRecord:
         isinstance(c, list) and len(c) == 2 and _is_int(c[0]) and isinstance(c[1], str) for c in cas
     ):
         raise _fail("must be a list of [step, person id]", "outcome.casualties")
+    burning = o["burning"]
+    if not isinstance(burning, list) or not all(_is_int(b) and b >= 0 for b in burning):
+        raise _fail("must be a list of non-negative integers", "outcome.burning")
+    exposure = o["exposure"]
+    if not isinstance(exposure, list) or not all(
+        isinstance(e, list) and len(e) == 2 and _is_int(e[0]) and _is_int(e[1]) for e in exposure
+    ):
+        raise _fail("must be a list of [distance, count] pairs", "outcome.exposure")
     return RunRecord(
         scenario_id=h["scenario_id"], scenario_hash=h["scenario_hash"], seed=h["seed"],
         population=h["population"], actions=actions, steps=o["steps"], termination=o["termination"],
@@ -183,6 +201,8 @@ def record_from_dict(data: object) -> RunRecord:
         evacuations=tuple((e[0], e[1], e[2]) for e in evac),
         casualties=tuple((c[0], c[1]) for c in cas),
         stranded=_str_list(o["stranded"], "outcome.stranded"),
+        burning=tuple(burning),
+        exposure=tuple((e[0], e[1]) for e in exposure),
         record_version=h["record_version"], simulator_version=h["simulator_version"],
         observation_version=h["observation_version"],
     )
@@ -203,7 +223,7 @@ def first_difference(expected: RunRecord, actual: RunRecord) -> str:
                 return f"{'outcome.' if name == 'blocked' else ''}{name} at step {step}{where}"
         if len(e) != len(a):
             return f"{'outcome.' if name == 'blocked' else ''}{name} length ({len(a)} vs {len(e)} steps)"
-    for name in ("steps", "termination", "evacuations", "casualties", "stranded"):
+    for name in ("steps", "termination", "evacuations", "casualties", "stranded", "burning", "exposure"):
         e, a = getattr(expected, name), getattr(actual, name)
         if e != a:
             if isinstance(e, tuple):

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .canonical import digest, parse_json_strict
-from .errors import ScenarioError
+from .errors import CanonicalFormError, ScenarioError
 from .versions import SCENARIO_FORMAT_VERSION
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
@@ -210,7 +210,11 @@ def load_scenario(path: str | Path) -> Scenario:
         text = p.read_bytes()
     except OSError as exc:
         raise ScenarioError(f"{p}: cannot read scenario file: {exc.strerror}") from None
-    return scenario_from_dict(parse_json_strict(text, where=str(p)), where=str(p))
+    try:
+        data = parse_json_strict(text, where=str(p))
+    except CanonicalFormError as exc:
+        raise ScenarioError(str(exc)) from None
+    return scenario_from_dict(data, where=str(p))
 
 
 def _validate(s: Scenario, sid: object) -> None:
@@ -229,8 +233,8 @@ def _validate(s: Scenario, sid: object) -> None:
         if bad:
             raise ScenarioError(f"map row {r} has unknown cell character(s) {''.join(bad)!r} (use '#' or '.')")
     height = len(s.map)
-    if not (2 <= height <= MAX_SIDE and 2 <= width <= MAX_SIDE):
-        raise ScenarioError(f"map is {height}x{width}; each side must be in [2, {MAX_SIDE}]")
+    if not (1 <= height <= MAX_SIDE and 1 <= width <= MAX_SIDE):
+        raise ScenarioError(f"map is {height}x{width}; each side must be in [1, {MAX_SIDE}]")
 
     def in_bounds(what: str, r: object, c: object) -> None:
         if not (_is_int(r) and _is_int(c)):

@@ -55,6 +55,7 @@ class Outcome:
             (index d of the list; index 0 is always 0).
         active_person_states: person-step measurements taken (people inside
             at the start of a step), including those with no fire anywhere.
+        burning: number of burning cells at the end of each step 1..steps.
     """
 
     steps: int
@@ -71,6 +72,7 @@ class Outcome:
     cells_moved: tuple[int, ...]
     exposure: tuple[int, ...]
     active_person_states: int
+    burning: tuple[int, ...]
 
 
 _FIRE_CACHE: dict[tuple[str, int], FireTimeline] = {}
@@ -214,9 +216,10 @@ class Simulation:
                 status[pending] = 0  # swaps and cycles never resolve: blocked
         ok = status == 1
         moved_local = np.flatnonzero(ok)
-        people_blocked = np.count_nonzero(movers) - np.count_nonzero(wall_blocked) - moved_local.size
+        attempts = int(np.count_nonzero(movers))
         walls = int(np.count_nonzero(wall_blocked))
-        self._attempts += int(np.count_nonzero(movers))
+        people_blocked = attempts - walls - int(moved_local.size)
+        self._attempts += attempts
         self._blocked_n += walls + people_blocked
         self._congestion += people_blocked
 
@@ -226,10 +229,11 @@ class Simulation:
         self._actions.append(mv.tobytes().decode("ascii"))
         bl = self._chunk_block
         bl.fill(_DASH)
-        marks = np.full(n, _DOT, dtype=np.uint8)
-        marks[wall_blocked] = _W
-        marks[movers & ~wall_blocked & ~ok] = _C
-        bl[ins] = marks
+        bl[ins] = _DOT
+        if walls:
+            bl[ins[wall_blocked]] = _W
+        if people_blocked:
+            bl[ins[movers & ~wall_blocked & ~ok]] = _C
         self._blocked.append(bl.tobytes().decode("ascii"))
 
         if moved_local.size:
@@ -257,6 +261,10 @@ class Simulation:
             self.occ[here[gone]] = -1
             self.inside = ins[~gone]
         self.t = t
+
+    def blocked_line(self, step: int) -> str:
+        """The blocked-moves line of ``step`` (1-based) as it will appear in the record."""
+        return self._blocked[step - 1]
 
     # -- the end ----------------------------------------------------------------
     def outcome(self) -> Outcome:
@@ -287,4 +295,5 @@ class Simulation:
             cells_moved=tuple(self._cells_moved.tolist()),
             exposure=tuple(self._exposure[: last + 1].tolist()),
             active_person_states=self._active,
+            burning=tuple(self.fire.burning_count[1 : self.t + 1].tolist()),
         )

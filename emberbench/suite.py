@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .canonical import digest, is_sha256_hex, parse_json_strict
-from .errors import ScenarioError, SuiteError
+from .errors import CanonicalFormError, ScenarioError, SuiteError
 from .scenario import ID_RE, Scenario, load_scenario
 from .versions import SUITE_FORMAT_VERSION
 
@@ -105,7 +105,10 @@ def _load(path: Path) -> Suite:
         raw = manifest_path.read_bytes()
     except OSError as exc:
         raise SuiteError(f"{manifest_path}: cannot read suite manifest: {exc.strerror}") from None
-    data = parse_json_strict(raw, where=str(manifest_path))
+    try:
+        data = parse_json_strict(raw, where=str(manifest_path))
+    except CanonicalFormError as exc:
+        raise SuiteError(str(exc)) from None
     where = str(manifest_path)
     if not isinstance(data, dict):
         raise SuiteError(f"{where}: suite manifest must be a JSON object")

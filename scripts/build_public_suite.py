@@ -207,11 +207,10 @@ def scenarios() -> list[dict]:
 FAMILIES = [
     ("single-exit", "Scenarios with exactly one exit.",
      ["v1-pub-01-single-exit-sparse", "v1-pub-03-bottleneck-door", "v1-pub-04-dead-end-corridor",
-      "v1-pub-08-sealed-room"]),
+      "v1-pub-08-sealed-room", "v1-pub-10-route-invalidation"]),
     ("multi-exit", "Scenarios where the choice of exit matters.",
      ["v1-pub-02-fire-at-near-exit", "v1-pub-05-four-exits-crowd", "v1-pub-06-fast-deterministic-fire",
-      "v1-pub-07-office-rooms", "v1-pub-09-threatened-nearest-exit", "v1-pub-10-route-invalidation",
-      "v1-pub-11-large-campus", "v1-pub-12-smouldering-two-exits"]),
+      "v1-pub-07-office-rooms", "v1-pub-09-threatened-nearest-exit", "v1-pub-11-large-campus", "v1-pub-12-smouldering-two-exits"]),
     ("congestion", "Crowds that queue at doors or exits.",
      ["v1-pub-03-bottleneck-door", "v1-pub-05-four-exits-crowd", "v1-pub-11-large-campus",
       "v1-pub-12-smouldering-two-exits"]),

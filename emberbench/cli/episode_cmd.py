@@ -1,0 +1,59 @@
+"""``emberbench episode`` (play one episode) and ``emberbench replay`` (authenticate a record)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ._common import user_errors
+from .suite_cmd import SuiteOption
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``episode`` and ``replay`` to ``app``."""
+    app.command("episode")(episode)
+    app.command("replay")(replay)
+
+
+@user_errors
+def episode(
+    scenario_id: Annotated[str, typer.Argument(help="Scenario id from the suite.")],
+    seed: Annotated[Optional[int], typer.Option(help="Episode seed; default: the scenario's development seed.")] = None,
+    policy: Annotated[str, typer.Option(help="Policy spec: stay, greedy, fire-aware, random, module:factory, cmd:...")] = "greedy",
+    record: Annotated[Optional[Path], typer.Option(help="Write the run record (canonical JSON) to this file.")] = None,
+    suite: SuiteOption = None,
+) -> None:
+    """Play one episode and print its outcome."""
+    from ..atomic import atomic_write_bytes
+    from ..episode import play_episode
+    from ..policies.spec import resolve_policy
+    from ..suite import load_suite
+
+    s = load_suite(suite)
+    sc = s.scenario(scenario_id)
+    the_seed = sc.seed if seed is None else seed
+    rec, metrics = play_episode(sc, the_seed, resolve_policy(policy)())
+    c = metrics.counts_dict()
+    typer.echo(
+        f"{sc.id} seed={the_seed} policy={policy}: evacuated={c['evacuated']} casualties={c['casualties']} "
+        f"stranded={c['stranded']} steps={c['steps']} termination={metrics.termination}"
+    )
+    if record is not None:
+        atomic_write_bytes(record, rec.canonical_bytes() + b"\n")
+        typer.echo(f"record written to {record} (sha256 {rec.digest()})")
+
+
+@user_errors
+def replay(
+    path: Annotated[Path, typer.Argument(help="A run record file written by `emberbench episode --record`.")],
+    suite: SuiteOption = None,
+) -> None:
+    """Authenticate a run record by replay and print its metrics as JSON."""
+    from ..canonical import canonical_json
+    from ..episode import authenticate_bytes
+    from ..suite import load_suite
+
+    metrics = authenticate_bytes(path.read_bytes(), load_suite(suite), where=str(path))
+    typer.echo(canonical_json(metrics.to_dict()))
