@@ -100,3 +100,7 @@ class EpisodeFailedError(ClusterError):
         super().__init__(message)
         self.index = index
         self.attempts = attempts
+
+
+class ManifestTypeError(EvaluationError, TypeError):
+    """Seeds were given in a container with no reliable order (set, str, generator)."""

@@ -32,14 +32,12 @@ def _input_bytes_from_results(
 ) -> bytes:
     """Load two result artifacts and render the grouped-rates input they define."""
     from ..grouped_rates import input_from_results, render
-    from ..results import load_result
+    from ..pairing import load_pair
     from ..suite import load_suite
 
-    suite = load_suite()
-    first, second = (load_result(path, suite) for path in paths)
+    # Manifests are compared before any replay; different schedules are refused.
+    first, second = load_pair(paths[0], paths[1], load_suite())
     entries = [(e.index, e.scenario_id, e.seed) for e in first.manifest.episodes]
-    if entries != [(e.index, e.scenario_id, e.seed) for e in second.manifest.episodes]:
-        raise GroupedRatesError("the two result artifacts are not on the same manifest")
 
     def counts(result: Any) -> dict[int, dict[str, int]]:
         return {e.index: dict(e.metrics.counts) for e in result.episodes}
@@ -63,15 +61,19 @@ def register(app: typer.Typer) -> None:
     def grouped_rates(
         input_path: Optional[Path] = typer.Option(None, "--input", help="Grouped-rates input JSON."),
         from_results: Optional[tuple[Path, Path]] = typer.Option(
-            None, "--from-results", help="Two result artifacts A B on the same manifest (contrast A - B)."
+            None, "--from-results", help="Two result artifacts A B, same manifest (contrast A - B)."
         ),
-        failure: Optional[FailureRule] = typer.Option(None, "--failure", help="Failure rule for --from-results."),
+        failure: Optional[FailureRule] = typer.Option(
+            None, "--failure", help="Failure rule for --from-results."
+        ),
         seed: Optional[int] = typer.Option(None, "--seed", help="Monte-carlo seed (with --replicates)."),
         replicates: Optional[int] = typer.Option(None, "--replicates", help="Monte-carlo draw count."),
         save_input: Optional[Path] = typer.Option(
             None, "--save-input", help="With --from-results: also write the built input, for auditors."
         ),
-        expect: Optional[Path] = typer.Option(None, "--expect", help="Expected report; exit 1 on the first difference."),
+        expect: Optional[Path] = typer.Option(
+            None, "--expect", help="Expected report; exit 1 on the first difference."
+        ),
         output: Optional[Path] = typer.Option(None, "--output", help="Where to write the report."),
     ) -> None:
         """Task-grouped failure rates of two arms, resampling whole task clusters."""
@@ -88,8 +90,10 @@ def register(app: typer.Typer) -> None:
                 atomic_write_bytes(save_input, data)
             outcome = evaluate(data, where="input built from results", expect=expect, output=output)
         else:
-            if failure is not None or seed is not None or replicates is not None or save_input is not None:
-                raise GroupedRatesError("--failure, --seed, --replicates and --save-input need --from-results")
+            if any(v is not None for v in (failure, seed, replicates, save_input)):
+                raise GroupedRatesError(
+                    "--failure, --seed, --replicates and --save-input need --from-results"
+                )
             outcome = check_file(input_path, expect=expect, output=output)  # type: ignore[arg-type]
         if output is None:
             typer.echo(outcome.data.decode("ascii"), nl=False)

@@ -23,6 +23,8 @@ app = typer.Typer(
 _COMMAND_MODULES = (
     "emberbench.cli.suite_cmd",
     "emberbench.cli.episode_cmd",
+    "emberbench.cli.eval_cmd",
+    "emberbench.cli.grouped_rates_cmd",
 )
 
 for _name in _COMMAND_MODULES:

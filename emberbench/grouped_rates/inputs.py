@@ -34,6 +34,8 @@ from .contract import (
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]*")
 
+Pairs = tuple[tuple[str, str], ...]
+
 _TOP_KEYS = (
     "format",
     "version",
@@ -190,7 +192,7 @@ def _resampling(value: object) -> Resampling:
     return Resampling(mode, seed, replicates)
 
 
-def _matching(value: object, arms: tuple[str, str]) -> tuple[tuple[tuple[str, str], ...], str, tuple[tuple[str, str], ...]]:
+def _matching(value: object, arms: tuple[str, str]) -> tuple[Pairs, str, Pairs]:
     body = _object(value, "matching", ("shared", "varied"))
     varied = _object(body["varied"], "matching.varied", ("condition", "per_arm"))
     condition = varied["condition"]

@@ -72,7 +72,9 @@ def _estimates(table: TaskTable, point: tuple[Any, ...]) -> dict[str, Any]:
     return out
 
 
-def _interval_entry(stat: tuple[str, str, int | None], arms: tuple[str, str], point: Any, found: Interval) -> dict[str, Any]:
+def _interval_entry(
+    stat: tuple[str, str, int | None], arms: tuple[str, str], point: Any, found: Interval
+) -> dict[str, Any]:
     estimand, quantity, position = stat
     return {
         "estimand": estimand,
@@ -87,7 +89,9 @@ def _interval_entry(stat: tuple[str, str, int | None], arms: tuple[str, str], po
     }
 
 
-def _warnings(data: GroupedInput, table: TaskTable, estimates: dict[str, Any], found: list[Interval]) -> list[str]:
+def _warnings(
+    data: GroupedInput, table: TaskTable, estimates: dict[str, Any], found: list[Interval]
+) -> list[str]:
     n = len(table.tasks)
     out = []
     if n < FEW_CLUSTERS_BELOW:

@@ -17,6 +17,7 @@ same draws on every platform and Python build.
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Iterator
 
 from ..errors import GroupedRatesError
@@ -38,6 +39,20 @@ def words(seed: int) -> Iterator[int]:
         counter += 1
 
 
+def indices(seed: int, n: int) -> Iterator[int]:
+    """Yield the endless stream of uniform indices in ``[0, n)`` for ``seed``.
+
+    Raises:
+        GroupedRatesError: if ``n`` is outside ``[1, 2**32]``.
+    """
+    if not 1 <= n <= _WORD_SPACE:
+        raise GroupedRatesError(f"sampler needs 1 <= n <= 2**32, got {n}")
+    limit = (_WORD_SPACE // n) * n
+    for w in words(seed):
+        if w < limit:
+            yield w % n
+
+
 def task_draws(seed: int, n_tasks: int, replicates: int) -> Iterator[tuple[int, ...]]:
     """Yield ``replicates`` draws, each a tuple of ``n_tasks`` indices in ``[0, n_tasks)``.
 
@@ -45,16 +60,8 @@ def task_draws(seed: int, n_tasks: int, replicates: int) -> Iterator[tuple[int, 
         GroupedRatesError: if ``n_tasks`` is outside ``[1, 2**32]`` or
             ``replicates`` is negative.
     """
-    if not 1 <= n_tasks <= _WORD_SPACE:
-        raise GroupedRatesError(f"sampler needs 1 <= n_tasks <= 2**32, got {n_tasks}")
     if replicates < 0:
         raise GroupedRatesError(f"sampler replicates must be >= 0, got {replicates}")
-    limit = (_WORD_SPACE // n_tasks) * n_tasks
-    stream = words(seed)
+    stream = indices(seed, n_tasks)
     for _ in range(replicates):
-        draw = []
-        while len(draw) < n_tasks:
-            w = next(stream)
-            if w < limit:
-                draw.append(w % n_tasks)
-        yield tuple(draw)
+        yield tuple(itertools.islice(stream, n_tasks))

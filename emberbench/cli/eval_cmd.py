@@ -1,0 +1,121 @@
+"""Evaluation commands: ``manifest build|show``, ``run``, ``verify``, ``pair``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ._common import user_errors
+from .suite_cmd import SuiteOption
+
+
+def register(app: typer.Typer) -> None:
+    """Add the evaluation commands to ``app``."""
+    manifest_app = typer.Typer(help="Build and inspect evaluation manifests.", no_args_is_help=True)
+    manifest_app.command("build", context_settings={"allow_extra_args": True})(manifest_build)
+    manifest_app.command("show")(manifest_show)
+    app.add_typer(manifest_app, name="manifest")
+    app.command("run")(run)
+    app.command("verify")(verify)
+    app.command("pair")(pair)
+
+
+@user_errors
+def manifest_build(
+    ctx: typer.Context,
+    seeds: Annotated[list[str], typer.Option("--seeds", help="Seeds in order: --seeds 0 1 2.")],
+    out: Annotated[Path, typer.Option("--out", help="Manifest file to write.")],
+    suite: SuiteOption = None,
+) -> None:
+    """Schedule every suite scenario under every seed (suite order, then seeds as given)."""
+    from ..errors import ManifestError
+    from ..manifest import build_manifest, write_manifest
+    from ..suite import load_suite
+
+    values = [*seeds, *ctx.args]
+    try:
+        parsed = [int(v, 10) for v in values]
+    except ValueError:
+        raise ManifestError(f"seeds must be decimal integers, got {' '.join(values)}") from None
+    m = build_manifest(load_suite(suite), parsed)
+    write_manifest(m, out)
+    typer.echo(f"{out}: {len(m.episodes)} episodes, manifest hash {m.hash}")
+
+
+@user_errors
+def manifest_show(path: Annotated[Path, typer.Argument(help="A manifest file.")]) -> None:
+    """Print a manifest's header, hash and schedule."""
+    from ..manifest import load_manifest
+
+    m = load_manifest(path)
+    typer.echo(f"manifest hash {m.hash}")
+    typer.echo(f"suite {m.suite_id} {m.suite_version} ({m.suite_hash})")
+    typer.echo(f"simulator {m.simulator_version}, observation {m.observation_version}, metrics {m.metrics_version}")
+    typer.echo(f"{len(m.episodes)} episodes:")
+    for e in m.episodes:
+        typer.echo(f"  {e.index:>5}  {e.scenario_id}  seed={e.seed}")
+
+
+@user_errors
+def run(
+    manifest: Annotated[Path, typer.Option("--manifest", help="Evaluation manifest file.")],
+    policy: Annotated[str, typer.Option("--policy", help="Policy spec: built-in name, module:factory, entry-point name, or cmd:<command>.")],
+    model_id: Annotated[str, typer.Option("--model-id", help="Label for this model in the result (1-256 printable characters).")],
+    out: Annotated[Path, typer.Option("--out", help="Result artifact to write or resume.")],
+    no_resume: Annotated[bool, typer.Option("--no-resume", help="Refuse to touch an existing artifact.")] = False,
+    agent_timeout: Annotated[float, typer.Option(help="Seconds an external (cmd:) agent may take per step.")] = 30.0,
+    suite: SuiteOption = None,
+) -> None:
+    """Run a policy on every episode of a manifest and write its result artifact."""
+    from ..manifest import load_manifest
+    from ..policies.spec import resolve_policy
+    from ..runner import run_evaluation
+    from ..suite import load_suite
+    from .progress import progress_bar
+
+    s = load_suite(suite)
+    m = load_manifest(manifest, s)
+    factory = resolve_policy(policy, agent_timeout=agent_timeout)
+    with progress_bar(f"run {model_id}") as bar:
+        summary = run_evaluation(m, s, factory, model_id, out, resume=not no_resume, progress=bar)
+    typer.echo(f"{out}: {summary.completed}/{summary.scheduled} episodes ({summary.ran} run now, "
+               f"{summary.resumed} resumed); result digest {summary.result_digest}")
+
+
+@user_errors
+def verify(
+    path: Annotated[Path, typer.Argument(help="A result artifact.")],
+    suite: SuiteOption = None,
+) -> None:
+    """Authenticate a result artifact completely (every record replayed)."""
+    from ..results import load_result
+    from ..suite import load_suite
+
+    r = load_result(path, load_suite(suite))
+    typer.echo(f"ok: {path}: model {r.model_id!r}, {len(r.episodes)}/{len(r.manifest.episodes)} episodes "
+               f"authenticated, manifest {r.manifest.hash}, result digest {r.digest}")
+
+
+@user_errors
+def pair(
+    a: Annotated[Path, typer.Argument(help="Result artifact A.")],
+    b: Annotated[Path, typer.Argument(help="Result artifact B.")],
+    out: Annotated[Optional[Path], typer.Option("--out", help="Write the pairing report (JSON) here.")] = None,
+    suite: SuiteOption = None,
+) -> None:
+    """Pair two results on their shared manifest: paired and missing episodes."""
+    from ..atomic import atomic_write_bytes
+    from ..canonical import canonical_bytes
+    from ..pairing import load_pair, pair_results
+    from ..suite import load_suite
+
+    ra, rb = load_pair(a, b, load_suite(suite))
+    report = pair_results(ra, rb)
+    typer.echo(f"manifest {report.manifest_hash}: {report.model_a!r} vs {report.model_b!r}")
+    typer.echo(f"scheduled {report.total_scheduled}, paired {report.paired_count}, "
+               f"missing from A {len(report.missing_from_a)}, missing from B {len(report.missing_from_b)}")
+    if out is not None:
+        atomic_write_bytes(out, canonical_bytes(report.to_dict()) + b"\n")
+        typer.echo(f"pairing report written to {out}")

@@ -1,0 +1,167 @@
+"""``emberbench store ls|cat|fsck|gc``: inspect and maintain a content-addressed store.
+
+Every command takes ``--store DIR``. Without it, :func:`default_store_dir`
+decides: the ``EMBERBENCH_STORE`` environment variable if set and non-empty,
+else ``./.emberbench/store`` relative to the working directory. Only this CLI
+layer reads the environment; the ``store`` package never does. The ``store``
+package is imported inside each command, so ``emberbench --help`` stays light.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ._common import fail, user_errors
+
+STORE_ENV_VAR = "EMBERBENCH_STORE"
+DEFAULT_STORE_DIR = Path(".emberbench") / "store"
+
+StoreOption = Annotated[
+    Optional[Path],  # noqa: UP007 - typer needs Optional on Python 3.11
+    typer.Option(
+        "--store",
+        help=f"Store folder (default: ${STORE_ENV_VAR}, else ./{DEFAULT_STORE_DIR}).",
+        file_okay=False,
+    ),
+]
+
+
+def default_store_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The store used when ``--store`` is not given.
+
+    ``$EMBERBENCH_STORE`` if it is set and not empty, else
+    ``./.emberbench/store`` (relative to the current directory).
+    """
+    env = os.environ if environ is None else environ
+    value = env.get(STORE_ENV_VAR, "")
+    return Path(value) if value else DEFAULT_STORE_DIR
+
+
+def resolve_store_dir(store_dir: Path | None) -> Path:
+    """``store_dir`` if given, else :func:`default_store_dir`."""
+    return store_dir if store_dir is not None else default_store_dir()
+
+
+def _open(store_dir: Path | None):  # noqa: ANN202 - the store type is imported lazily
+    from store import Store
+
+    return Store.open(resolve_store_dir(store_dir))
+
+
+def ls(
+    store_dir: StoreOption = None,
+    objects: Annotated[bool, typer.Option("--objects", help="Also list every object key and raw size.")] = False,
+) -> None:
+    """List refs, journals (finished or not) and, with --objects, every object."""
+    st = _open(store_dir)
+    keys = list(st)
+    typer.echo(f"store {st.root}: {len(keys)} objects")
+    for name, key in st.refs.items():
+        typer.echo(f"ref      {key}  {name}")
+    for name in st.journal_names():
+        state = st.read_journal(name)
+        status = "finished" if state.finished else "unfinished"
+        typer.echo(f"journal  {name}  {len(state.entries)} entries, {status}")
+    if objects:
+        for key in keys:
+            typer.echo(f"object   {key}  {st.size(key)}")
+
+
+def cat(
+    name: Annotated[str, typer.Argument(help="An object key, or a ref name.")],
+    store_dir: StoreOption = None,
+    verify_data: Annotated[bool, typer.Option("--verify-data", help="Re-hash the content against its key.")] = False,
+) -> None:
+    """Write an object's raw bytes to stdout (checked before a byte is written)."""
+    from store import validate_key
+
+    st = _open(store_dir)
+    try:
+        key = validate_key(name)
+    except ValueError:
+        key = st.refs.get(name)
+    data = st.get(key, verify_data=verify_data)
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+def fsck(
+    store_dir: StoreOption = None,
+    verify_data: Annotated[bool, typer.Option("--verify-data", help="Re-hash every object against its key.")] = False,
+    connectivity: Annotated[
+        bool, typer.Option("--connectivity", help="Check refs and unfinished journals resolve; list dangling objects.")
+    ] = False,
+    no_quarantine: Annotated[
+        bool, typer.Option("--no-quarantine", help="Report corrupt objects but leave them in place.")
+    ] = False,
+) -> None:
+    """Check every object's frame and checksum (and more, by level). Exit 1 on damage."""
+    from store import fsck as run_fsck
+
+    report = run_fsck(
+        _open(store_dir), verify_data=verify_data, connectivity=connectivity, quarantine=not no_quarantine
+    )
+    typer.echo(f"checked {report.objects_checked} objects ({', '.join(report.levels)})")
+    for bad in report.corrupt:
+        where = f" -> {bad.quarantined_to}" if bad.quarantined_to else " (left in place)"
+        typer.echo(f"corrupt  {bad.key}: {bad.reason}{where}")
+    for line in report.stray_files:
+        typer.echo(f"stray    {line}")
+    for what, reason in report.bad_roots:
+        typer.echo(f"unreadable {what}: {reason}")
+    for root, key in report.missing:
+        typer.echo(f"missing  {key} referenced by {root}")
+    for name, size in report.torn_journals:
+        typer.echo(f"note: journal {name} has a torn tail of {size} bytes (dropped on next open)")
+    for line in report.temp_files:
+        typer.echo(f"note: temp file {line} (left by an interrupted write; gc removes old ones)")
+    if connectivity:
+        typer.echo(f"{len(report.dangling)} dangling objects (unreferenced; gc collects them after the grace period)")
+    if report.quarantine_files:
+        typer.echo(f"{report.quarantine_files} files in quarantine/")
+    if not report.ok:
+        raise fail("fsck found problems (see above)")
+    typer.echo("ok")
+
+
+def gc(
+    store_dir: StoreOption = None,
+    grace: Annotated[
+        Optional[float],  # noqa: UP007
+        typer.Option("--grace", help="Keep unreferenced objects younger than SECONDS (default: one day).", min=0),
+    ] = None,
+    apply: Annotated[bool, typer.Option("--apply", help="Delete for real (default: dry run).")] = False,
+) -> None:
+    """Delete unreferenced objects older than the grace period (dry run unless --apply)."""
+    from store import DEFAULT_GRACE_SECONDS
+    from store import gc as run_gc
+
+    report = run_gc(
+        _open(store_dir), grace_seconds=DEFAULT_GRACE_SECONDS if grace is None else grace, apply=apply
+    )
+    verb = "would delete" if report.dry_run else "deleted"
+    count = len(report.candidates) if report.dry_run else len(report.deleted)
+    typer.echo(
+        f"{report.objects} objects: {report.marked} referenced, {report.young} unreferenced but "
+        f"within the {report.grace_seconds:g} s grace period; {verb} {count} ({report.freed_bytes} bytes)"
+    )
+    if report.stale_temps:
+        typer.echo(f"{verb} {len(report.stale_temps)} stale temp files")
+    if report.dry_run:
+        typer.echo("dry run: nothing deleted (use --apply)")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``store`` command group to ``app``."""
+    store_app = typer.Typer(
+        name="store", help="Inspect and maintain a content-addressed store.", no_args_is_help=True
+    )
+    for func in (ls, cat, fsck, gc):
+        store_app.command(func.__name__)(user_errors(func))
+    app.add_typer(store_app, name="store")

@@ -1,0 +1,243 @@
+"""Evaluation manifests: the immutable, hashed, ordered schedule of episodes.
+
+A manifest pins the suite (id, version, hash), the simulator, observation and
+metrics versions, and the ordered (scenario id, scenario hash, seed) episodes.
+Its hash is the SHA-256 of its canonical JSON; any change to any field, seed,
+scenario hash or to the order gives another hash. docs/evaluation.md has the
+rules; each one is enforced on construction and on parsing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .atomic import atomic_write_bytes
+from .canonical import CanonicalFormError, canonical_bytes, digest, is_sha256_hex, parse_json_strict
+from .errors import ManifestError, ManifestTypeError, SuiteError
+from .suite import SEMVER_RE, SUITE_ID_RE, Suite
+from .versions import MANIFEST_VERSION, METRICS_VERSION, OBSERVATION_VERSION, SIMULATOR_VERSION
+
+SUPPORTED_MANIFEST_VERSIONS = (MANIFEST_VERSION,)
+_VERSION_RE = re.compile(r"^[0-9]+(\.[0-9]+){1,2}$")
+MANIFEST_KEYS = (
+    "manifest_version", "suite_id", "suite_version", "suite_hash", "simulator_version",
+    "observation_version", "metrics_version", "episodes",
+)
+ENTRY_KEYS = ("index", "scenario_id", "scenario_hash", "seed")
+MAX_SEED = (1 << 64) - 1
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestEntry:
+    """One scheduled episode."""
+
+    index: int
+    scenario_id: str
+    scenario_hash: str
+    seed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entry's JSON object."""
+        return {"index": self.index, "scenario_id": self.scenario_id,
+                "scenario_hash": self.scenario_hash, "seed": self.seed}
+
+    def key(self, manifest_hash: str) -> tuple[str, int, str, str, int]:
+        """The pairing key (manifest hash, index, scenario id, scenario hash, seed)."""
+        return (manifest_hash, self.index, self.scenario_id, self.scenario_hash, self.seed)
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluationManifest:
+    """A validated evaluation manifest. ``hash`` is computed on construction."""
+
+    suite_id: str
+    suite_version: str
+    suite_hash: str
+    episodes: tuple[ManifestEntry, ...]
+    simulator_version: str = SIMULATOR_VERSION
+    observation_version: str = OBSERVATION_VERSION
+    metrics_version: str = METRICS_VERSION
+    manifest_version: str = MANIFEST_VERSION
+    hash: str = field(default="", init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        _validate(self)
+        object.__setattr__(self, "hash", digest(self.to_dict()))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The manifest's JSON object."""
+        return {
+            "manifest_version": self.manifest_version,
+            "suite_id": self.suite_id,
+            "suite_version": self.suite_version,
+            "suite_hash": self.suite_hash,
+            "simulator_version": self.simulator_version,
+            "observation_version": self.observation_version,
+            "metrics_version": self.metrics_version,
+            "episodes": [e.to_dict() for e in self.episodes],
+        }
+
+    def canonical_bytes(self) -> bytes:
+        """Canonical JSON of the manifest (its hash is the SHA-256 of these bytes)."""
+        return canonical_bytes(self.to_dict())
+
+    def entry(self, index: int) -> ManifestEntry:
+        """The entry with ``index``."""
+        if not 0 <= index < len(self.episodes):
+            raise ManifestError(f"manifest has no episode index {index}")
+        return self.episodes[index]
+
+
+def _validate(m: EvaluationManifest) -> None:
+    if m.manifest_version not in SUPPORTED_MANIFEST_VERSIONS:
+        raise ManifestError(
+            f"unsupported manifest_version {m.manifest_version!r} (supported: {', '.join(SUPPORTED_MANIFEST_VERSIONS)})"
+        )
+    if not isinstance(m.suite_id, str) or not SUITE_ID_RE.match(m.suite_id):
+        raise ManifestError(f"suite_id {m.suite_id!r} is not well formed")
+    if not isinstance(m.suite_version, str) or not SEMVER_RE.match(m.suite_version):
+        raise ManifestError(f"suite_version {m.suite_version!r} is not MAJOR.MINOR.PATCH")
+    if not is_sha256_hex(m.suite_hash):
+        raise ManifestError("suite_hash is not a lowercase SHA-256 hex digest")
+    for name in ("simulator_version", "observation_version", "metrics_version"):
+        value = getattr(m, name)
+        if not isinstance(value, str) or not _VERSION_RE.match(value):
+            raise ManifestError(f"{name} {value!r} is not a version string")
+    if not isinstance(m.episodes, tuple) or not m.episodes:
+        raise ManifestError("episodes must be a non-empty list")
+    pinned: dict[str, str] = {}
+    seen: set[tuple[str, int]] = set()
+    for position, e in enumerate(m.episodes):
+        if not isinstance(e, ManifestEntry):
+            raise ManifestError(f"episodes[{position}] is not a manifest entry")
+        if not _is_int(e.index) or e.index != position:
+            raise ManifestError(f"episodes[{position}] has index {e.index!r}; the index must equal the position")
+        if not isinstance(e.scenario_id, str) or not e.scenario_id:
+            raise ManifestError(f"episodes[{position}] scenario_id must be a non-empty string")
+        if not is_sha256_hex(e.scenario_hash):
+            raise ManifestError(f"episodes[{position}] scenario_hash is not a lowercase SHA-256 hex digest")
+        if not _is_int(e.seed) or not 0 <= e.seed <= MAX_SEED:
+            raise ManifestError(f"episodes[{position}] seed {e.seed!r} is not an integer in [0, 2**64 - 1]")
+        if pinned.setdefault(e.scenario_id, e.scenario_hash) != e.scenario_hash:
+            raise ManifestError(f"scenario {e.scenario_id!r} is pinned to two different hashes")
+        if (e.scenario_id, e.seed) in seen:
+            raise ManifestError(f"seed {e.seed} occurs twice for scenario {e.scenario_id!r}")
+        seen.add((e.scenario_id, e.seed))
+
+
+def manifest_from_dict(data: object, *, where: str = "manifest") -> EvaluationManifest:
+    """Parse and validate a manifest object (exact keys at every level)."""
+    if not isinstance(data, dict):
+        raise ManifestError(f"{where}: must be a JSON object")
+    _exact(data, MANIFEST_KEYS, where)
+    if data["manifest_version"] not in SUPPORTED_MANIFEST_VERSIONS:
+        raise ManifestError(f"{where}: unsupported manifest_version {data['manifest_version']!r}")
+    episodes = data["episodes"]
+    if not isinstance(episodes, list):
+        raise ManifestError(f"{where}: episodes must be a list")
+    entries = []
+    for i, e in enumerate(episodes):
+        if not isinstance(e, dict):
+            raise ManifestError(f"{where}: episodes[{i}] must be an object")
+        _exact(e, ENTRY_KEYS, f"{where}: episodes[{i}]")
+        entries.append(ManifestEntry(e["index"], e["scenario_id"], e["scenario_hash"], e["seed"]))
+    try:
+        return EvaluationManifest(
+            suite_id=data["suite_id"], suite_version=data["suite_version"], suite_hash=data["suite_hash"],
+            episodes=tuple(entries), simulator_version=data["simulator_version"],
+            observation_version=data["observation_version"], metrics_version=data["metrics_version"],
+            manifest_version=data["manifest_version"],
+        )
+    except ManifestError as exc:
+        raise ManifestError(f"{where}: {exc}") from None
+
+
+def _exact(obj: dict[str, Any], keys: Sequence[str], where: str) -> None:
+    unknown, missing = sorted(set(obj) - set(keys)), sorted(set(keys) - set(obj))
+    if unknown:
+        raise ManifestError(f"{where}: unknown key(s) {', '.join(unknown)}")
+    if missing:
+        raise ManifestError(f"{where}: missing key(s) {', '.join(missing)}")
+
+
+def build_manifest(suite: Suite, seeds: Sequence[int]) -> EvaluationManifest:
+    """Schedule every suite scenario under every seed (suite order outer, seeds inner).
+
+    The seeds are used exactly as given: not sorted, deduplicated or generated.
+
+    Raises:
+        ManifestTypeError: ``seeds`` is a set, a str, a generator or any
+            other container without a reliable order (only list and tuple).
+        ManifestError: empty, duplicate or out-of-range seeds.
+    """
+    if not isinstance(seeds, (list, tuple)):
+        raise ManifestTypeError(
+            f"seeds must be a list or tuple (an ordered sequence), not {type(seeds).__name__}"
+        )
+    if not seeds:
+        raise ManifestError("seeds must not be empty")
+    for s in seeds:
+        if not _is_int(s) or not 0 <= s <= MAX_SEED:
+            raise ManifestError(f"seed {s!r} is not an integer in [0, 2**64 - 1]")
+    if len(set(seeds)) != len(seeds):
+        dup = next(s for i, s in enumerate(seeds) if s in seeds[:i])
+        raise ManifestError(f"seed {dup} is given twice")
+    entries = []
+    for scenario in suite.scenarios:
+        for seed in seeds:
+            entries.append(ManifestEntry(len(entries), scenario.id, scenario.content_hash, seed))
+    return EvaluationManifest(
+        suite_id=suite.id, suite_version=suite.version, suite_hash=suite.hash, episodes=tuple(entries),
+    )
+
+
+def check_manifest(manifest: EvaluationManifest, suite: Suite) -> None:
+    """Require that ``manifest`` targets exactly ``suite`` and the running code.
+
+    Raises:
+        ManifestError: naming the first field that does not match.
+    """
+    for name, want in (("suite_id", suite.id), ("suite_version", suite.version), ("suite_hash", suite.hash),
+                       ("simulator_version", SIMULATOR_VERSION), ("observation_version", OBSERVATION_VERSION),
+                       ("metrics_version", METRICS_VERSION)):
+        got = getattr(manifest, name)
+        if got != want:
+            raise ManifestError(f"manifest {name} is {got!r}, but the suite/running code has {want!r}")
+    for e in manifest.episodes:
+        try:
+            suite.resolve(e.scenario_id, e.scenario_hash)
+        except SuiteError as exc:
+            raise ManifestError(f"manifest episode {e.index}: {exc}") from None
+
+
+def write_manifest(manifest: EvaluationManifest, path: str | Path) -> None:
+    """Write the manifest as canonical JSON plus a newline, atomically."""
+    atomic_write_bytes(path, manifest.canonical_bytes() + b"\n")
+
+
+def load_manifest(path: str | Path, suite: Suite | None = None) -> EvaluationManifest:
+    """Read a manifest file, validate it, and check it against ``suite`` if given."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise ManifestError(f"{p}: cannot read manifest: {exc.strerror}") from None
+    try:
+        data = parse_json_strict(raw, where=str(p))
+    except CanonicalFormError as exc:
+        raise ManifestError(str(exc)) from None
+    manifest = manifest_from_dict(data, where=str(p))
+    if suite is not None:
+        try:
+            check_manifest(manifest, suite)
+        except ManifestError as exc:
+            raise ManifestError(f"{p}: {exc}") from None
+    return manifest
