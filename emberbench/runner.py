@@ -118,8 +118,8 @@ def run_evaluation(
     executor: Executor | None = None,
     store: Any = None,
     progress: Progress | None = None,
-    checkpoint_every: int = 100,
-    checkpoint_seconds: float = 30.0,
+    checkpoint_every: int = 0,
+    checkpoint_seconds: float = 60.0,
 ) -> RunSummary:
     """Run every scheduled episode that the artifact at ``output_path`` lacks.
 
@@ -137,7 +137,8 @@ def run_evaluation(
             checkpoints instead of after every episode.
         progress: called as ``progress(done, total)`` after each episode.
         checkpoint_every, checkpoint_seconds: with a store, write the
-            artifact after this many episodes or seconds, whichever first.
+            artifact after this many episodes or seconds, whichever comes
+            first (0 turns either off); it is always written at the end.
 
     Returns:
         A :class:`RunSummary`.

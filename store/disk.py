@@ -94,9 +94,8 @@ class Store:
             state = self._existing(actual, final, data)
             if state == "valid":
                 return self._refresh(actual, final)
-            tmp = _fs.write_temp(
-                self.layout.tmp, actual, encode_frame(data, actual, self.codec if codec is None else Codec(codec)), actual
-            )
+            framed = encode_frame(data, actual, self.codec if codec is None else Codec(codec))
+            tmp = _fs.write_temp(self.layout.tmp, actual, framed, actual)
             try:
                 for _ in range(_MAX_PUT_ROUNDS):
                     if state == "corrupt":
@@ -178,7 +177,8 @@ class Store:
         if verify_data:
             actual = key_of(raw)
             if actual != key:
-                raise IntegrityError(key, f"content hashes to {actual}", path=str(self.layout.object_path(key)))
+                path = str(self.layout.object_path(key))
+                raise IntegrityError(key, f"content hashes to {actual}", path=path)
         return raw
 
     def _read(self, key: str, path: Path) -> bytes:

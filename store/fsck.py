@@ -155,7 +155,7 @@ def _scan_objects(store: Store) -> tuple[list[str], list[str]]:
     root = store.layout.objects
     for fanout in sorted(os.listdir(root)):
         folder = root / fanout
-        if len(fanout) != 2 or not folder.is_dir():
+        if len(fanout) != 2 or fanout.strip("0123456789abcdef") or not folder.is_dir():
             strays.append(f"objects/{fanout}")
             continue
         for rest in sorted(os.listdir(folder)):

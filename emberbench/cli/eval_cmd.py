@@ -66,6 +66,10 @@ def run(
     out: Annotated[Path, typer.Option("--out", help="Result artifact to write or resume.")],
     no_resume: Annotated[bool, typer.Option("--no-resume", help="Refuse to touch an existing artifact.")] = False,
     agent_timeout: Annotated[float, typer.Option(help="Seconds an external (cmd:) agent may take per step.")] = 30.0,
+    store_dir: Annotated[Optional[Path], typer.Option("--store", help="Object store folder (default: $EMBERBENCH_STORE, else ./.emberbench/store).", file_okay=False)] = None,
+    no_store: Annotated[bool, typer.Option("--no-store", help="Run without a store: rewrite the artifact after every episode.")] = False,
+    checkpoint_every: Annotated[int, typer.Option(help="With a store: write the artifact every N episodes (0: off).")] = 0,
+    checkpoint_seconds: Annotated[float, typer.Option(help="With a store: write the artifact every T seconds (0: off).")] = 60.0,
     suite: SuiteOption = None,
 ) -> None:
     """Run a policy on every episode of a manifest and write its result artifact."""
@@ -74,12 +78,19 @@ def run(
     from ..runner import run_evaluation
     from ..suite import load_suite
     from .progress import progress_bar
+    from .store_cmd import resolve_store_dir
 
     s = load_suite(suite)
     m = load_manifest(manifest, s)
     factory = resolve_policy(policy, agent_timeout=agent_timeout)
+    store = None
+    if not no_store:
+        from ..store_runner import open_store
+
+        store = open_store(resolve_store_dir(store_dir))
     with progress_bar(f"run {model_id}") as bar:
-        summary = run_evaluation(m, s, factory, model_id, out, resume=not no_resume, progress=bar)
+        summary = run_evaluation(m, s, factory, model_id, out, resume=not no_resume, progress=bar, store=store,
+                                 checkpoint_every=checkpoint_every, checkpoint_seconds=checkpoint_seconds)
     typer.echo(f"{out}: {summary.completed}/{summary.scheduled} episodes ({summary.ran} run now, "
                f"{summary.resumed} resumed); result digest {summary.result_digest}")
 

@@ -24,7 +24,9 @@ _COMMAND_MODULES = (
     "emberbench.cli.suite_cmd",
     "emberbench.cli.episode_cmd",
     "emberbench.cli.eval_cmd",
+    "emberbench.cli.stats_cmd",
     "emberbench.cli.grouped_rates_cmd",
+    "emberbench.cli.store_cmd",
 )
 
 for _name in _COMMAND_MODULES:

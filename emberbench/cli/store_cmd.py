@@ -1,4 +1,4 @@
-"""``emberbench store ls|cat|fsck|gc``: inspect and maintain a content-addressed store.
+"""``emberbench store ls|cat|fsck|gc|audit``: inspect and maintain a content-addressed store.
 
 Every command takes ``--store DIR``. Without it, :func:`default_store_dir`
 decides: the ``EMBERBENCH_STORE`` environment variable if set and non-empty,
@@ -157,11 +157,29 @@ def gc(
         typer.echo("dry run: nothing deleted (use --apply)")
 
 
+def audit(
+    store_dir: StoreOption = None,
+    suite: Annotated[Optional[Path], typer.Option("--suite", help="Suite folder; default: the public suite.")] = None,
+) -> None:
+    """Re-verify every stored result artifact with full replay authentication."""
+    from ..audit import audit_store
+    from ..suite import load_suite
+
+    verdicts = audit_store(_open(store_dir), load_suite(suite))
+    bad = 0
+    for v in verdicts:
+        typer.echo(f"{'ok' if v.ok else 'FAIL'}  {v.ref}  {v.message}")
+        bad += not v.ok
+    typer.echo(f"{len(verdicts)} stored results audited, {bad} failed")
+    if bad:
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``store`` command group to ``app``."""
     store_app = typer.Typer(
         name="store", help="Inspect and maintain a content-addressed store.", no_args_is_help=True
     )
-    for func in (ls, cat, fsck, gc):
+    for func in (ls, cat, fsck, gc, audit):
         store_app.command(func.__name__)(user_errors(func))
     app.add_typer(store_app, name="store")

@@ -143,6 +143,7 @@ def _order_statistics_common(
         size = min(step, resamples - start)
         idx, _, _ = stream.take(size * n)
         sums[start:start + size] = np.take(scaled, idx).reshape(size, n).sum(axis=1)
+        del idx  # free this batch before the next one is drawn
     picked = np.partition(sums, ranks)
     den = values.common_denominator
     return {r: Fraction(int(picked[r]), den) for r in ranks}
@@ -181,6 +182,7 @@ def _order_statistics_filtered(
         approx[start:start + size] = np.take(values.floats, idx).reshape(size, n).sum(axis=1)
         at_block[start:start + size] = blocks
         at_offset[start:start + size] = offsets
+        del idx  # free this batch before the next one is drawn
 
     order = np.argsort(approx, kind="stable")
     ordered = approx[order]
@@ -194,9 +196,10 @@ def _order_statistics_filtered(
             exact[r] = values.weighted_sum(np.bincount(idx, minlength=n))
         return exact[r]
 
+    finite = bool(np.isfinite(delta)) and bool(np.isfinite(ordered).all())
     out: dict[int, Fraction] = {}
     for rank in ranks:
-        if not np.isfinite(delta) or not np.isfinite(ordered).all():
+        if not finite:
             low, high = 0, resamples
         else:
             centre = float(ordered[rank])
@@ -206,7 +209,7 @@ def _order_statistics_filtered(
         # statistic and those from ``high`` on certainly above it.
         window = sorted(exact_sum(int(r)) for r in order[low:high].tolist())
         value = window[rank - low]
-        if np.isfinite(delta) and abs(float(value) - float(ordered[rank])) > 2 * delta:
+        if finite and abs(float(value) - float(ordered[rank])) > 2 * delta:
             raise ArithmeticError("bootstrap float filter violated its error bound")
         out[rank] = value
     return out

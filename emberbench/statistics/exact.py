@@ -191,7 +191,8 @@ class ExactVector:
         f = float_array(vals) if floats is None else np.asarray(floats, dtype=np.float64)
         nums = [v.numerator for v in vals]
         dens = [v.denominator for v in vals]
-        max_abs = float(max(abs(v) for v in vals)) * (1.0 + 2.0**-50)
+        # |x| <= |float(x)| (1 + 2**-53) + 2**-1075 for a correctly rounded float.
+        max_abs = float(np.max(np.abs(f))) * (1.0 + 2.0**-50) + 2.0**-1074
 
         distinct = sorted(set(dens))
         common: int | None = None
@@ -204,7 +205,7 @@ class ExactVector:
                 break
         if lcm <= limit:
             scaled_py = [a * (lcm // b) for a, b in zip(nums, dens, strict=True)]
-            max_scaled = max(abs(a) for a in scaled_py)
+            max_scaled = max(max(scaled_py), -min(scaled_py))
             if n * max_scaled <= limit:
                 common = lcm
                 scaled = np.array(scaled_py, dtype=np.int64)
@@ -213,7 +214,7 @@ class ExactVector:
         sorted_dens = [dens[i] for i in order.tolist()]
         starts = [0] + [k for k in range(1, n) if sorted_dens[k] != sorted_dens[k - 1]]
         sorted_nums_py = tuple(nums[i] for i in order.tolist())
-        max_num = max(abs(a) for a in sorted_nums_py)
+        max_num = max(max(sorted_nums_py), -min(sorted_nums_py))
         sorted_nums = (
             np.array(sorted_nums_py, dtype=np.int64) if n * max_num <= limit else None
         )

@@ -194,5 +194,6 @@ class IndexStream:
             if used < length:
                 kept.append((block, offset + used, length - used))
         self._segments = kept
-        self._pool = pool[count:]
+        # Copy the short remainder so the large pool is freed with ``out``.
+        self._pool = pool[count:].copy()
         return out, mark_blocks, mark_offsets

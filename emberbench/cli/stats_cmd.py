@@ -1,0 +1,66 @@
+"""``emberbench stats RESULT`` and ``emberbench compare A B``: statistics artifacts and tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ._common import user_errors
+from .suite_cmd import SuiteOption
+
+Resamples = Annotated[int, typer.Option("--resamples", help="Bootstrap resamples, in [100, 1000000].")]
+Groups = Annotated[str, typer.Option("--groups", help="Tables to print: overall or all (scenarios and families too).")]
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``stats`` and ``compare`` to ``app``."""
+    app.command("stats")(stats)
+    app.command("compare")(compare)
+
+
+@user_errors
+def stats(
+    result: Annotated[Path, typer.Argument(help="A result artifact.")],
+    resamples: Resamples = 2000,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Statistics artifact to write (default: RESULT with .stats.json).")] = None,
+    groups: Groups = "overall",
+    suite: SuiteOption = None,
+) -> None:
+    """Per-metric aggregate statistics of one result (re-verified by replay first)."""
+    from ..atomic import atomic_write_bytes
+    from ..results import load_result
+    from ..statistics import aggregate_statistics, render_artifact
+    from ..suite import load_suite
+
+    s = load_suite(suite)
+    artifact = aggregate_statistics(load_result(result, s), s, resamples)
+    target = out if out is not None else result.with_suffix(".stats.json")
+    atomic_write_bytes(target, artifact.to_json_bytes())
+    render_artifact(artifact.to_dict(), groups=groups)
+    typer.echo(f"statistics written to {target} (sha256 {artifact.digest()})")
+
+
+@user_errors
+def compare(
+    a: Annotated[Path, typer.Argument(help="Result artifact A.")],
+    b: Annotated[Path, typer.Argument(help="Result artifact B (deltas are A - B).")],
+    resamples: Resamples = 2000,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Paired statistics artifact to write (default: A-vs-B.compare.json beside A).")] = None,
+    groups: Groups = "overall",
+    suite: SuiteOption = None,
+) -> None:
+    """Paired per-metric comparison of two results on identical episodes."""
+    from ..atomic import atomic_write_bytes
+    from ..pairing import load_pair
+    from ..statistics import paired_statistics, render_artifact
+    from ..suite import load_suite
+
+    s = load_suite(suite)
+    ra, rb = load_pair(a, b, s)
+    artifact = paired_statistics(ra, rb, s, resamples)
+    target = out if out is not None else a.with_name(f"{a.stem}-vs-{b.stem}.compare.json")
+    atomic_write_bytes(target, artifact.to_json_bytes())
+    render_artifact(artifact.to_dict(), groups=groups)
+    typer.echo(f"paired statistics written to {target} (sha256 {artifact.digest()})")

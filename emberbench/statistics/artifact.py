@@ -1,0 +1,103 @@
+"""Pieces shared by the aggregate and paired artifacts' output form.
+
+Both artifacts carry the same header fields from the
+:class:`~.inputs.StatisticsContext`, the same ``metric_definitions`` list
+(taken from :mod:`emberbench.metric_defs`, never restated here) and a
+``methods`` object naming every rule used. Their JSON text is canonical JSON
+plus one newline; their digest is the SHA-256 of the canonical JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..canonical import canonical_bytes, digest
+from ..metric_defs import METRICS
+from ..versions import STATISTICS_VERSION
+from .bootstrap import LEVEL, MIN_N
+from .descriptive import QUANTILE_LEVELS
+from .inputs import EpisodeKey, StatisticsContext
+from .stream import DOMAIN
+
+
+def context_header(ctx: StatisticsContext) -> dict[str, Any]:
+    """Return the manifest, suite and version fields every artifact starts with."""
+    return {
+        "statistics_version": STATISTICS_VERSION,
+        "evaluation_manifest_hash": ctx.evaluation_manifest_hash,
+        "suite_id": ctx.suite_id,
+        "suite_version": ctx.suite_version,
+        "suite_hash": ctx.suite_hash,
+        "simulator_version": ctx.simulator_version,
+        "observation_version": ctx.observation_version,
+        "metrics_version": ctx.metrics_version,
+    }
+
+
+def key_dict(key: EpisodeKey) -> dict[str, Any]:
+    """Return one episode key as ``{index, scenario_id, scenario_hash, seed}``."""
+    index, scenario_id, scenario_hash, seed = key
+    return {"index": index, "scenario_id": scenario_id, "scenario_hash": scenario_hash, "seed": seed}
+
+
+def metric_definitions() -> list[dict[str, str]]:
+    """Return ``metric_definitions[]``: one object per metric, in table order.
+
+    Keys: ``metric``, ``source`` (dotted metrics field), ``kind``,
+    ``direction`` (``higher``, ``lower`` or ``none``), ``definition`` and
+    ``undefined_when``.
+    """
+    return [
+        {
+            "metric": m.name,
+            "source": m.source,
+            "kind": m.kind,
+            "direction": m.direction,
+            "definition": m.definition,
+            "undefined_when": m.undefined_when,
+        }
+        for m in METRICS
+    ]
+
+
+def methods(*, purpose: str, resamples: int) -> dict[str, Any]:
+    """Return ``methods{quantiles, variance, std, bootstrap}``.
+
+    Args:
+        purpose: ``aggregate_mean`` or ``paired_mean_delta``.
+        resamples: the number of bootstrap resamples.
+    """
+    return {
+        "quantiles": {
+            "rule": "hyndman_fan_type_7",
+            "levels": {name: str(p) for name, p in QUANTILE_LEVELS},
+        },
+        "variance": {"rule": "sample", "denominator": "n - 1", "min_n": 2},
+        "std": {"rule": "sqrt_of_float_variance", "min_n": 2},
+        "bootstrap": {
+            "method": "percentile",
+            "purpose": purpose,
+            "unit": "episode" if purpose == "aggregate_mean" else "paired_episode",
+            "level": float(LEVEL),
+            "bounds": "hyndman_fan_type_7 at 1/40 and 39/40 of the sorted resample means",
+            "resamples": resamples,
+            "min_n": MIN_N,
+            "seed": (
+                "sha256 of canonical json {statistics_version, purpose, "
+                "evaluation_manifest_hash, result_digests, group, metric, resamples}"
+            ),
+            "stream": "shake256 counter mode, 512 big-endian uint64 words per block",
+            "stream_domain": DOMAIN.decode("ascii").rstrip("\x00"),
+            "sampling": "rejection: word < 2^64 - (2^64 mod n), index = word mod n",
+        },
+    }
+
+
+def to_json_bytes(form: dict[str, Any]) -> bytes:
+    """Return the saved text of an artifact: canonical JSON and a newline."""
+    return canonical_bytes(form) + b"\n"
+
+
+def form_digest(form: dict[str, Any]) -> str:
+    """Return the artifact digest: SHA-256 (hex) of its canonical JSON."""
+    return digest(form)

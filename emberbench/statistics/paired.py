@@ -1,0 +1,331 @@
+"""Paired comparison of two results of one manifest: per metric, per group.
+
+An episode is paired when both results hold its manifest index (the caller
+has already checked that both results belong to the same manifest and that
+each entry equals its manifest key). For each metric, every paired episode
+where the metric is defined for both A and B gives ``delta = A - B``. The
+deltas get the same exact descriptive statistics and bootstrap interval as an
+aggregate (the resampling unit is the paired episode), plus sign counts and,
+for metrics with a direction, A-better / B-better / tie counts. Nothing is
+counted across metrics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from ..metric_defs import METRIC_NAMES, METRICS_BY_NAME
+from .artifact import context_header, form_digest, key_dict, metric_definitions, methods, to_json_bytes
+from .bootstrap import BootstrapInterval, bootstrap_interval
+from .descriptive import Descriptive, describe
+from .exact import ExactVector
+from .groups import GroupSpec, plan_groups
+from .inputs import (
+    EpisodeKey,
+    EpisodeValues,
+    StatisticsContext,
+    check_model_id,
+    check_resamples,
+    check_result_digest,
+    index_episodes,
+)
+from .stream import bootstrap_seed
+
+PURPOSE = "paired_mean_delta"
+DELTA = "A - B"
+
+
+@dataclass(frozen=True, slots=True)
+class PairedMetric:
+    """One metric compared in one group.
+
+    Attributes:
+        metric: the metric name.
+        paired: paired episodes in the group.
+        missing_from_a: scheduled episodes of the group that A lacks.
+        missing_from_b: scheduled episodes of the group that B lacks.
+        undefined: paired episodes where the metric is None for A or for B.
+        deltas: ``(index, A - B)`` per defined paired episode, manifest order.
+        statistics: descriptive statistics of the deltas.
+        mean_delta_ci: bootstrap interval of the mean delta (None if n < 5).
+        delta_positive: deltas above zero.
+        delta_negative: deltas below zero.
+        delta_zero: deltas equal to zero.
+        a_better: by the metric's direction; None for metrics without one.
+        b_better: by the metric's direction; None for metrics without one.
+        ties: zero deltas; None for metrics without a direction.
+    """
+
+    metric: str
+    paired: int
+    missing_from_a: int
+    missing_from_b: int
+    undefined: int
+    deltas: tuple[tuple[int, Fraction], ...]
+    statistics: Descriptive
+    mean_delta_ci: BootstrapInterval | None
+    delta_positive: int
+    delta_negative: int
+    delta_zero: int
+    a_better: int | None
+    b_better: int | None
+    ties: int | None
+
+    def __post_init__(self) -> None:
+        if self.statistics.n != self.paired - self.undefined or len(self.deltas) != self.statistics.n:
+            raise ValueError("n must equal paired - undefined and the number of deltas")
+        if self.delta_positive + self.delta_negative + self.delta_zero != len(self.deltas):
+            raise ValueError("sign counts must add up to the number of deltas")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the output form (deltas as ``[index, float]`` pairs)."""
+        return {
+            "metric": self.metric,
+            "paired": self.paired,
+            "missing_from_a": self.missing_from_a,
+            "missing_from_b": self.missing_from_b,
+            "undefined": self.undefined,
+            "deltas": [[index, float(delta)] for index, delta in self.deltas],
+            "statistics": self.statistics.to_dict(),
+            "mean_delta_ci": None if self.mean_delta_ci is None else self.mean_delta_ci.to_dict(),
+            "delta_positive": self.delta_positive,
+            "delta_negative": self.delta_negative,
+            "delta_zero": self.delta_zero,
+            "a_better": self.a_better,
+            "b_better": self.b_better,
+            "ties": self.ties,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PairedGroup:
+    """The comparisons of one group.
+
+    Attributes:
+        kind: ``overall``, ``scenario`` or ``family``.
+        name: ``overall``, the scenario id or the family id.
+        paired_indices: indices present in both results, manifest order.
+        missing_from_a: scheduled indices of the group that A lacks.
+        missing_from_b: scheduled indices of the group that B lacks.
+        metrics: one comparison per metric, in metric table order.
+    """
+
+    kind: str
+    name: str
+    paired_indices: tuple[int, ...]
+    missing_from_a: tuple[int, ...]
+    missing_from_b: tuple[int, ...]
+    metrics: tuple[PairedMetric, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the output form."""
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "paired_indices": list(self.paired_indices),
+            "missing_from_a": list(self.missing_from_a),
+            "missing_from_b": list(self.missing_from_b),
+            "metrics": [m.to_dict() for m in self.metrics],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PairedStatistics:
+    """The paired statistics artifact of results A and B.
+
+    Attributes:
+        context: the shared manifest and suite description.
+        model_a: A's model label.
+        model_b: B's model label.
+        result_digest_a: SHA-256 of A's canonical result artifact.
+        result_digest_b: SHA-256 of B's canonical result artifact.
+        resamples: bootstrap resamples per interval.
+        missing_from_a: scheduled keys A has no result for, manifest order.
+        missing_from_b: scheduled keys B has no result for, manifest order.
+        overall: the overall group.
+        scenarios: scenario groups, suite manifest order.
+        families: family groups, declaration order.
+    """
+
+    context: StatisticsContext
+    model_a: str
+    model_b: str
+    result_digest_a: str
+    result_digest_b: str
+    resamples: int
+    missing_from_a: tuple[EpisodeKey, ...]
+    missing_from_b: tuple[EpisodeKey, ...]
+    overall: PairedGroup
+    scenarios: tuple[PairedGroup, ...]
+    families: tuple[PairedGroup, ...]
+
+    @property
+    def paired_count(self) -> int:
+        """Episodes present in both results."""
+        return len(self.overall.paired_indices)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the section 10 layout, floats only here."""
+        return {
+            **context_header(self.context),
+            "artifact": "paired",
+            "model_a": self.model_a,
+            "model_b": self.model_b,
+            "result_digest_a": self.result_digest_a,
+            "result_digest_b": self.result_digest_b,
+            "delta": DELTA,
+            "scheduled_episodes": len(self.context.scheduled),
+            "paired_count": self.paired_count,
+            "missing_from_a": [key_dict(k) for k in self.missing_from_a],
+            "missing_from_b": [key_dict(k) for k in self.missing_from_b],
+            "metric_definitions": metric_definitions(),
+            "methods": methods(purpose=PURPOSE, resamples=self.resamples),
+            "overall": self.overall.to_dict(),
+            "scenarios": [g.to_dict() for g in self.scenarios],
+            "families": [g.to_dict() for g in self.families],
+        }
+
+    def to_json_bytes(self) -> bytes:
+        """Return the canonical JSON text plus a newline."""
+        return to_json_bytes(self.to_dict())
+
+    def digest(self) -> str:
+        """Return the SHA-256 (hex) of the canonical JSON."""
+        return form_digest(self.to_dict())
+
+
+def paired_from_values(
+    ctx: StatisticsContext,
+    model_a: str,
+    model_b: str,
+    result_digest_a: str,
+    result_digest_b: str,
+    episodes_a: Sequence[EpisodeValues],
+    episodes_b: Sequence[EpisodeValues],
+    resamples: int = 2000,
+) -> PairedStatistics:
+    """Compare two verified results of one manifest, per metric and group.
+
+    Args:
+        ctx: the shared manifest and suite description.
+        model_a: A's model label.
+        model_b: B's model label.
+        result_digest_a: SHA-256 (hex) of A's canonical result artifact.
+        result_digest_b: SHA-256 (hex) of B's canonical result artifact.
+        episodes_a: A's observed episodes, any order.
+        episodes_b: B's observed episodes, any order.
+        resamples: bootstrap resamples, an int in ``[100, 1_000_000]``.
+
+    Raises:
+        StatisticsInputError: for an invalid argument, a duplicate or
+            unscheduled episode index, or a scenario that differs from the
+            schedule.
+    """
+    if not isinstance(ctx, StatisticsContext):
+        raise TypeError("ctx must be a StatisticsContext")
+    check_model_id(model_a, "model_a")
+    check_model_id(model_b, "model_b")
+    check_result_digest(result_digest_a, "result_digest_a")
+    check_result_digest(result_digest_b, "result_digest_b")
+    check_resamples(resamples)
+    by_a = index_episodes(ctx, episodes_a, "result A")
+    by_b = index_episodes(ctx, episodes_b, "result B")
+    plan = plan_groups(ctx)
+
+    # Every defined delta, computed once and shared by all groups.
+    deltas: dict[str, dict[int, Fraction]] = {name: {} for name in METRIC_NAMES}
+    for index in sorted(set(by_a) & set(by_b)):
+        for name in METRIC_NAMES:
+            a, b = by_a[index].values[name], by_b[index].values[name]
+            if a is not None and b is not None:
+                deltas[name][index] = a - b
+
+    def compare(group: GroupSpec) -> PairedGroup:
+        paired = tuple(i for i in group.indices if i in by_a and i in by_b)
+        lacks_a = tuple(i for i in group.indices if i not in by_a)
+        lacks_b = tuple(i for i in group.indices if i not in by_b)
+        metrics = []
+        for name in METRIC_NAMES:
+            seed = bootstrap_seed(
+                purpose=PURPOSE,
+                evaluation_manifest_hash=ctx.evaluation_manifest_hash,
+                result_digests=[result_digest_a, result_digest_b],
+                group_kind=group.kind,
+                group_name=group.name,
+                metric=name,
+                resamples=resamples,
+            )
+            pairs = tuple((i, deltas[name][i]) for i in paired if i in deltas[name])
+            metrics.append(
+                compare_metric(
+                    name, pairs, paired=len(paired), missing_from_a=len(lacks_a),
+                    missing_from_b=len(lacks_b), seed=seed, resamples=resamples,
+                )
+            )
+        return PairedGroup(group.kind, group.name, paired, lacks_a, lacks_b, tuple(metrics))
+
+    return PairedStatistics(
+        context=ctx,
+        model_a=model_a,
+        model_b=model_b,
+        result_digest_a=result_digest_a,
+        result_digest_b=result_digest_b,
+        resamples=resamples,
+        missing_from_a=tuple(key for key in ctx.scheduled if key[0] not in by_a),
+        missing_from_b=tuple(key for key in ctx.scheduled if key[0] not in by_b),
+        overall=compare(plan.overall),
+        scenarios=tuple(compare(g) for g in plan.scenarios),
+        families=tuple(compare(g) for g in plan.families),
+    )
+
+
+def compare_metric(
+    name: str,
+    pairs: tuple[tuple[int, Fraction], ...],
+    *,
+    paired: int,
+    missing_from_a: int,
+    missing_from_b: int,
+    seed: bytes,
+    resamples: int,
+) -> PairedMetric:
+    """Build one metric's comparison from its ``(index, delta)`` pairs."""
+    values = [delta for _, delta in pairs]
+    positive = sum(d > 0 for d in values)
+    negative = sum(d < 0 for d in values)
+    zero = len(values) - positive - negative
+    direction = METRICS_BY_NAME[name].direction
+    if direction == "higher":
+        a_better, b_better, ties = positive, negative, zero
+    elif direction == "lower":
+        a_better, b_better, ties = negative, positive, zero
+    else:
+        a_better = b_better = ties = None
+    if values:
+        vector = ExactVector.build(values, np.fromiter((float(d) for d in values), np.float64))
+        statistics = describe(vector)
+        interval = bootstrap_interval(vector, seed=seed, resamples=resamples, statistic="mean_delta")
+    else:
+        statistics = describe(())
+        interval = None
+    return PairedMetric(
+        metric=name,
+        paired=paired,
+        missing_from_a=missing_from_a,
+        missing_from_b=missing_from_b,
+        undefined=paired - len(values),
+        deltas=pairs,
+        statistics=statistics,
+        mean_delta_ci=interval,
+        delta_positive=positive,
+        delta_negative=negative,
+        delta_zero=zero,
+        a_better=a_better,
+        b_better=b_better,
+        ties=ties,
+    )

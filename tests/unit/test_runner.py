@@ -1,0 +1,206 @@
+"""The evaluation runner: isolation of policies, fresh policy per episode, atomic saves, resume."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from emberbench.errors import ResultError, ResumeError
+from emberbench.manifest import build_manifest
+from emberbench.observation import OBSERVATION_TYPES, Observation
+from emberbench.policies import GreedyPolicy
+from emberbench.results import load_result
+from emberbench.runner import run_evaluation
+
+SMALL = ["v1-pub-01-single-exit-sparse", "v1-pub-10-route-invalidation"]
+
+
+@pytest.fixture(scope="module")
+def small_manifest(suite):  # noqa: ANN001
+    """The public suite's first two small scenarios under seeds 3 and 11 (a hand-built subset)."""
+    from emberbench.manifest import EvaluationManifest, ManifestEntry
+
+    full = build_manifest(suite, [3, 11])
+    chosen = [e for e in full.episodes if e.scenario_id in SMALL]
+    entries = tuple(ManifestEntry(i, e.scenario_id, e.scenario_hash, e.seed) for i, e in enumerate(chosen))
+    return EvaluationManifest(full.suite_id, full.suite_version, full.suite_hash, entries)
+
+
+def _walk(value, seen):  # noqa: ANN001
+    seen.append(value)
+    if isinstance(value, Observation):
+        for name in value.__slots__:
+            _walk(getattr(value, name), seen)
+    elif isinstance(value, tuple):
+        for item in value:
+            _walk(item, seen)
+
+
+def test_policy_receives_only_observations(tmp_path, suite, small_manifest) -> None:  # noqa: ANN001
+    """The factory gets (); each call gets one Observation and no keywords; no secret appears in it."""
+    factory_calls: list[tuple] = []
+    policy_calls: list[tuple] = []
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.inner = GreedyPolicy()
+
+        def __call__(self, *args, **kwargs):  # noqa: ANN002, ANN003
+            policy_calls.append((args, kwargs))
+            return self.inner(*args)
+
+    def factory(*args, **kwargs):  # noqa: ANN002, ANN003
+        factory_calls.append((args, kwargs))
+        return Recorder()
+
+    run_evaluation(small_manifest, suite, factory, "recorder", tmp_path / "r.json")
+    assert factory_calls == [((), {})] * len(small_manifest.episodes)
+    assert policy_calls
+    secrets = {small_manifest.hash, suite.hash}
+    for e in small_manifest.episodes:
+        secrets |= {e.scenario_hash, e.scenario_id, str(e.seed), format(e.seed, "x"), format(e.seed, "#x")}
+    secrets = {s for s in secrets if len(s) > 2}  # bare small seeds like "3" occur in any JSON
+    for args, kwargs in policy_calls:
+        assert kwargs == {} and len(args) == 1 and isinstance(args[0], Observation)
+        seen: list = []
+        _walk(args[0], seen)
+        assert all(isinstance(v, OBSERVATION_TYPES) for v in seen)
+        text = args[0].to_json()
+        assert not any(secret in text for secret in secrets)
+        assert '"seed"' not in text and "scenario" not in text
+
+
+def test_large_seed_does_not_leak_into_observations(tmp_path, suite) -> None:  # noqa: ANN001
+    """With a large 64-bit seed, neither its decimal nor its hex form occurs in any observation."""
+    from emberbench.manifest import EvaluationManifest, ManifestEntry
+
+    seed = 0xDEADBEEF12345678
+    sc = suite.scenario(SMALL[1])
+    m = EvaluationManifest(suite.id, suite.version, suite.hash, (ManifestEntry(0, sc.id, sc.content_hash, seed),))
+    texts: list[str] = []
+    inner = GreedyPolicy()
+
+    def policy(obs):  # noqa: ANN001
+        texts.append(obs.to_json())
+        return inner(obs)
+
+    run_evaluation(m, suite, lambda: policy, "leak", tmp_path / "r.json")
+    joined = "\n".join(texts).lower()
+    for secret in (str(seed), format(seed, "x"), format(seed, "016x"), m.hash, suite.hash, sc.content_hash):
+        assert secret not in joined
+
+
+def test_fresh_policy_per_episode(tmp_path, suite, small_manifest) -> None:  # noqa: ANN001
+    """One distinct policy per episode; each sees exactly one episode, starting at step 0."""
+    instances: list = []
+
+    class Tracker:
+        def __init__(self) -> None:
+            self.steps: list[int] = []
+            self.inner = GreedyPolicy()
+            instances.append(self)
+
+        def __call__(self, obs):  # noqa: ANN001
+            self.steps.append(obs.step)
+            return self.inner(obs)
+
+    run_evaluation(small_manifest, suite, Tracker, "tracker", tmp_path / "r.json")
+    assert len(instances) == len(small_manifest.episodes)
+    assert len({id(i) for i in instances}) == len(instances)
+    for t in instances:
+        assert t.steps == list(range(len(t.steps))) and t.steps[0] == 0
+
+
+class Crash(Exception):
+    pass
+
+
+def test_interrupted_run_resumes_without_rerunning(tmp_path, suite, small_manifest) -> None:  # noqa: ANN001
+    """An interrupted run, resumed, equals an uninterrupted run byte for byte, running nothing twice."""
+    full = tmp_path / "full.json"
+    run_evaluation(small_manifest, suite, "greedy", "m", full)
+    part = tmp_path / "part.json"
+    played: list[int] = []
+
+    def make(limit):  # noqa: ANN001
+        def factory():  # noqa: ANN202
+            if len(played) >= limit:
+                raise Crash("interrupted")
+            played.append(len(played))
+            return GreedyPolicy()
+        return factory
+
+    with pytest.raises(Crash):
+        run_evaluation(small_manifest, suite, make(2), "m", part)
+    assert len(load_result(part, suite).episodes) == 2
+    assert len(played) == 2
+    summary = run_evaluation(small_manifest, suite, make(99), "m", part)
+    assert summary.resumed == 2 and summary.ran == len(small_manifest.episodes) - 2
+    assert len(played) == len(small_manifest.episodes)
+    assert part.read_bytes() == full.read_bytes()
+    again = run_evaluation(small_manifest, suite, make(0), "m", part)
+    assert again.ran == 0
+
+
+def test_zero_episode_artifact_is_written_first(tmp_path, suite, small_manifest) -> None:  # noqa: ANN001
+    """Before the first episode runs, a valid artifact with no episodes exists."""
+    out = tmp_path / "r.json"
+    seen: list = []
+
+    def factory():  # noqa: ANN202
+        seen.append(json.loads(out.read_text())["episodes"])
+        raise Crash("stop at once")
+
+    with pytest.raises(Crash):
+        run_evaluation(small_manifest, suite, factory, "m", out)
+    assert seen == [[]]
+    assert load_result(out, suite).episodes == ()
+
+
+def test_resume_refuses_other_manifest_or_model(tmp_path, suite, small_manifest) -> None:  # noqa: ANN001
+    """resume=False refuses an existing file; a different model id or manifest is rejected."""
+    out = tmp_path / "r.json"
+    run_evaluation(small_manifest, suite, "stay", "m", out)
+    before = out.read_bytes()
+    with pytest.raises(ResumeError, match="never overwritten"):
+        run_evaluation(small_manifest, suite, "stay", "m", out, resume=False)
+    with pytest.raises(ResumeError, match="belongs to model id 'm', not 'other'"):
+        run_evaluation(small_manifest, suite, "stay", "other", out)
+    with pytest.raises(ResumeError, match="belongs to evaluation manifest"):
+        run_evaluation(build_manifest(suite, [0]), suite, "stay", "m", out)
+    assert out.read_bytes() == before
+
+
+def test_invalid_action_stops_the_run_and_keeps_completed(tmp_path, suite, small_manifest) -> None:  # noqa: ANN001
+    """An invalid action raises InvalidActionError; episodes completed before it stay in the artifact."""
+    from emberbench.errors import InvalidActionError
+
+    count = [0]
+
+    def factory():  # noqa: ANN202
+        count[0] += 1
+        if count[0] == 3:
+            return lambda obs: {"nobody": "N"}
+        return GreedyPolicy()
+
+    out = tmp_path / "r.json"
+    with pytest.raises(InvalidActionError, match="unknown person 'nobody'"):
+        run_evaluation(small_manifest, suite, factory, "m", out)
+    assert [e.index for e in load_result(out, suite).episodes] == [0, 1]
+
+
+def test_model_id_validation(tmp_path, suite, small_manifest) -> None:  # noqa: ANN001
+    """model_id must be 1-256 printable characters without outer whitespace."""
+    for bad, message in [("", "1 to 256"), ("x" * 257, "1 to 256"), (" a", "whitespace"), ("a\n", "non-printable")]:
+        with pytest.raises(ResultError, match=message):
+            run_evaluation(small_manifest, suite, "stay", bad, tmp_path / "r.json")
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_progress_reports_each_episode(tmp_path, suite, small_manifest) -> None:  # noqa: ANN001
+    """The progress callback sees the resumed count, then one call per episode."""
+    calls: list[tuple[int, int]] = []
+    run_evaluation(small_manifest, suite, "stay", "m", tmp_path / "r.json", progress=lambda d, t: calls.append((d, t)))
+    n = len(small_manifest.episodes)
+    assert calls == [(i, n) for i in range(n + 1)]
