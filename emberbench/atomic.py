@@ -15,6 +15,16 @@ from collections.abc import Iterable
 from pathlib import Path
 
 
+def _default_mode() -> int:
+    """Permission bits a plain ``open(path, "w")`` would give (0666 minus the umask)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+_MODE = _default_mode()
+
+
 def fsync_dir(folder: str | os.PathLike[str]) -> None:
     """fsync a folder so that a rename or link inside it is durable."""
     fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
@@ -34,6 +44,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes | Iterable[byte
     folder = target.parent if str(target.parent) else Path(".")
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     try:
+        os.fchmod(fd, _MODE)  # mkstemp creates 0600; give the file ordinary permissions
         with os.fdopen(fd, "wb") as handle:
             if isinstance(data, (bytes, bytearray, memoryview)):
                 handle.write(data)
