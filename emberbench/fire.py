@@ -53,12 +53,10 @@ class FireTimeline:
     def distances(self, cells: np.ndarray, step: int) -> np.ndarray:
         """L1 distance from each padded cell to the nearest cell burning at ``step``.
 
-        Returns -1 where nothing is burning anywhere at that step.
+        At least one cell must be burning at ``step`` (``burning_count[step] > 0``);
+        the last level of ``reach`` then is ``<= step`` everywhere.
         """
-        block = self.reach[cells]
-        d = np.count_nonzero(block > step, axis=1)
-        d[block[:, -1] > step] = -1
-        return d
+        return np.count_nonzero(self.reach[cells] > step, axis=1)
 
 
 def fire_timeline(scenario: Scenario, seed: int) -> FireTimeline:
@@ -88,27 +86,36 @@ def _ignition(g: Grid, scenario: Scenario, seed: int) -> np.ndarray:
     always = num == den
     threshold = np.uint64((num << 64) // den) if not always else None
     key = stream_key(seed, FIRE_STREAM)
-    n_cells = g.height * g.width
-    nbr = np.empty(n_pad, dtype=bool)
+    n_cells = np.uint64(g.height * g.width)
+    cell_ids = g.cell_of_pad.astype(np.uint64)
+    offsets = np.array([-pw, 1, pw, -1], dtype=np.int64)
+    # The candidates (flammable, not burning, next to fire) are kept up to
+    # date from the cells that ignite, instead of being recomputed from the
+    # whole grid each step; the set is the same either way.
+    cand_mask = np.zeros(n_pad, dtype=bool)
+    _mark_neighbours(cand_mask, start, offsets, flammable, burning)
     for t in range(1, scenario.max_steps + 1):
-        # Flat shifts by +-1 wrap between rows only through border cells,
-        # which are walls and never ignite, so no false neighbour arises.
-        nbr[:] = False
-        nbr[pw:] |= burning[:-pw]
-        nbr[:-pw] |= burning[pw:]
-        nbr[1:] |= burning[:-1]
-        nbr[:-1] |= burning[1:]
-        nbr &= flammable
-        nbr &= ~burning
-        cand = np.flatnonzero(nbr)
+        cand = np.flatnonzero(cand_mask)
         if cand.size == 0:
             break
         if not always:
-            counters = np.uint64((t - 1) * n_cells) + g.cell_of_pad[cand].astype(np.uint64)
+            counters = np.uint64(t - 1) * n_cells + cell_ids[cand]
             cand = cand[draws(key, counters) < threshold]
+            if cand.size == 0:
+                continue
         burning[cand] = True
         ignition[cand] = t
+        cand_mask[cand] = False
+        _mark_neighbours(cand_mask, cand, offsets, flammable, burning)
     return ignition
+
+
+def _mark_neighbours(mask: np.ndarray, cells: np.ndarray, offsets: np.ndarray, flammable: np.ndarray,
+                     burning: np.ndarray) -> None:
+    """Mark the flammable, non-burning 4-neighbours of ``cells`` as candidates."""
+    nb = (cells[:, None] + offsets).ravel()
+    nb = nb[flammable[nb] & ~burning[nb]]
+    mask[nb] = True
 
 
 def _reach(ignition: np.ndarray, g: Grid) -> np.ndarray:

@@ -180,8 +180,9 @@ class Simulation:
         t = self.t + 1
         pos_in = self.pos[ins]
 
-        dist = fire.distances(pos_in, t - 1)
-        self._exposure += np.bincount(dist[dist > 0], minlength=self._exposure.size)[: self._exposure.size]
+        if fire.burning_count[t - 1]:  # with nothing burning there is no finite distance to count
+            dist = fire.distances(pos_in, t - 1)
+            self._exposure[: dist.max() + 1] += np.bincount(dist)
         self._active += n
 
         movers = codes != 0
