@@ -17,14 +17,14 @@ SHA-256 of the artifact file as saved (canonical JSON and the newline).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .canonical import CanonicalFormError, canonical_bytes, is_sha256_hex, parse_json_strict, sha256_hex
 from .episode import authenticate
-from .errors import EvaluationError, ManifestError, RecordAuthenticationError, ResultError
+from .errors import ManifestError, RecordAuthenticationError, ResultError
 from .manifest import EvaluationManifest, ManifestEntry, check_manifest, manifest_from_dict
 from .metrics import EpisodeMetrics
 from .record import RunRecord, record_from_dict
@@ -300,16 +300,11 @@ def load_result(path: str | Path, suite: Suite, *, authenticator: Authenticator 
     return result_from_dict(data, suite, raw=raw, where=str(path), authenticator=authenticator)
 
 
-def completed_indices(result: EvaluationResult) -> Mapping[int, ResultEpisode]:
-    """Map of manifest index to completed episode."""
-    return {e.index: e for e in result.episodes}
-
-
 __all__ = [
-    "EvaluationError",
     "EvaluationResult",
     "ResultEpisode",
     "artifact_chunks",
+    "authenticate_all",
     "episode_chunk",
     "load_result",
     "read_result_manifest",

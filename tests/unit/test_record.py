@@ -18,7 +18,7 @@ from emberbench.rng import SplitMix64
 def test_round_trip_every_baseline_every_scenario(suite) -> None:  # noqa: ANN001
     """Run, serialize, load and authenticate gives the metrics computed during the run."""
     for scenario in suite.scenarios:
-        for name, factory in BUILTIN_POLICIES.items():
+        for factory in BUILTIN_POLICIES.values():
             record, metrics = play_episode(scenario, 0, factory())
             text = record.canonical_bytes()
             loaded = record_from_dict(json.loads(text))
