@@ -32,11 +32,14 @@ def encode_action(action: Any, inside_ids: Sequence[str], step: int) -> list[int
         InvalidActionError: the action is not a mapping, misses a person,
             names an unknown or departed person, or holds an unknown move.
     """
-    if isinstance(action, dict) and len(action) == len(inside_ids):
+    if isinstance(action, Mapping) and len(action) == len(inside_ids):
         try:
-            return [MOVE_CODE[action[pid]] for pid in inside_ids]
+            codes = [MOVE_CODE[action[pid]] for pid in inside_ids]
         except (KeyError, TypeError):
             pass  # diagnose below
+        else:
+            if all(type(action[pid]) is str for pid in inside_ids):
+                return codes
     _diagnose(action, inside_ids, step)
     raise AssertionError("unreachable: _diagnose always raises")  # pragma: no cover
 

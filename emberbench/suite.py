@@ -149,6 +149,8 @@ def _load(path: Path) -> Suite:
         scenarios.append(scenario)
     families: list[Family] = []
     fam_ids: set[str] = set()
+    if not isinstance(data["description"], str):
+        raise SuiteError(f"{where}: description must be a string")
     if not isinstance(data["families"], list):
         raise SuiteError(f"{where}: families must be a list")
     for i, fam in enumerate(data["families"]):
@@ -157,6 +159,8 @@ def _load(path: Path) -> Suite:
         fid = fam["id"]
         if not isinstance(fid, str) or not ID_RE.match(fid) or fid in fam_ids:
             raise SuiteError(f"{where}: families[{i}] has an invalid or duplicate id {fid!r}")
+        if not isinstance(fam["description"], str):
+            raise SuiteError(f"{where}: family {fid!r} description must be a string")
         members = fam["scenarios"]
         if not isinstance(members, list) or len(set(members)) != len(members):
             raise SuiteError(f"{where}: family {fid!r} must list distinct scenario ids")
@@ -164,7 +168,7 @@ def _load(path: Path) -> Suite:
             if m not in ids:
                 raise SuiteError(f"{where}: family {fid!r} names unknown scenario {m!r}")
         fam_ids.add(fid)
-        families.append(Family(fid, str(fam["description"]), tuple(members)))
+        families.append(Family(fid, fam["description"], tuple(members)))
     return Suite(
         id=data["suite_id"], version=data["suite_version"], hash=digest(data), manifest=data,
         scenarios=tuple(scenarios), families=tuple(families),

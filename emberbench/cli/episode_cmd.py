@@ -23,18 +23,21 @@ def episode(
     seed: Annotated[Optional[int], typer.Option(help="Episode seed; default: the scenario's development seed.")] = None,
     policy: Annotated[str, typer.Option(help="Policy spec: stay, greedy, fire-aware, random, module:factory, cmd:...")] = "greedy",
     record: Annotated[Optional[Path], typer.Option(help="Write the run record (canonical JSON) to this file.")] = None,
+    agent_timeout: Annotated[float, typer.Option(help="Seconds an external (cmd:) agent may take per step.")] = 30.0,
     suite: SuiteOption = None,
 ) -> None:
     """Play one episode and print its outcome."""
     from ..atomic import atomic_write_bytes
     from ..episode import play_episode
-    from ..policies.spec import resolve_policy
+    from ..policies.spec import closing, resolve_policy
     from ..suite import load_suite
 
     s = load_suite(suite)
     sc = s.scenario(scenario_id)
     the_seed = sc.seed if seed is None else seed
-    rec, metrics = play_episode(sc, the_seed, resolve_policy(policy)())
+    factory = resolve_policy(policy, agent_timeout=agent_timeout)
+    with closing(factory()) as the_policy:
+        rec, metrics = play_episode(sc, the_seed, the_policy)
     c = metrics.counts_dict()
     typer.echo(
         f"{sc.id} seed={the_seed} policy={policy}: evacuated={c['evacuated']} casualties={c['casualties']} "

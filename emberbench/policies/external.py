@@ -82,7 +82,13 @@ class ExternalAgent:
 
     def _died(self) -> AgentError:
         assert self._proc is not None
-        code = self._proc.wait()
+        try:
+            code = self._proc.wait(timeout=self._timeout)
+        except subprocess.TimeoutExpired:
+            # stdout closed but the process lives on: it can no longer answer.
+            self._proc.kill()
+            self._proc.wait()
+            return AgentError(f"{self._name()} closed its output at step {self._step} and was stopped")
         return AgentError(f"{self._name()} exited with status {code} at step {self._step}{self._stderr_tail()}")
 
     def __call__(self, observation: Observation) -> Any:

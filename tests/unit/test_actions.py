@@ -34,3 +34,10 @@ def test_invalid_actions(action: object, message: str) -> None:
 def test_valid_action_codes() -> None:
     """Moves map to codes in the order stay, N, E, S, W, following the people order."""
     assert encode_action({"p2": "W", "p1": "stay"}, INSIDE, 0) == [0, 4]
+
+
+def test_any_mapping_is_accepted() -> None:
+    """A read-only mapping is as good as a dict."""
+    from types import MappingProxyType
+
+    assert encode_action(MappingProxyType({"p1": "N", "p2": "stay"}), INSIDE, 0) == [1, 0]

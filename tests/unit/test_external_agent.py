@@ -123,3 +123,13 @@ def test_import_path_and_entry_point_specs(monkeypatch) -> None:  # noqa: ANN001
     from emberbench.policies import StayPolicy
 
     assert resolve_policy("my-plugin") is StayPolicy
+
+
+def test_agent_that_closes_its_output_but_keeps_running_is_stopped(tmp_path, suite) -> None:  # noqa: ANN001
+    """An agent that closes stdout and lingers is stopped within the timeout, with a clear error."""
+    script = tmp_path / "linger.py"
+    script.write_text("import os, sys, time\nsys.stdin.readline()\nos.close(1)\ntime.sleep(30)")
+    sc = suite.scenario("v1-pub-01-single-exit-sparse")
+    with pytest.raises(AgentError, match="closed its output at step 1"):
+        with closing(resolve_policy(f"cmd:{PY} {script}", agent_timeout=0.5)()) as agent:
+            play_episode(sc, 0, agent)
