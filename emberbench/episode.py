@@ -82,7 +82,9 @@ def replay(scenario: Scenario, record: RunRecord) -> tuple[RunRecord, EpisodeMet
                 f"record actions at step {step}: the log's moves do not match the people inside "
                 "at that step in the replay", field=f"actions[{step}]"
             )
-        sim.step(codes.astype(np.int64))
+        # The line was checked against the people inside: it is exactly the
+        # line the step would write, so the simulator keeps it as is.
+        sim.step(codes.astype(np.int64), line)
         # Stop at the first step whose replayed outcome differs, so the message
         # points at where the record and the replay part ways.
         if step <= len(record.blocked) and sim.blocked_line(step) != record.blocked[step - 1]:

@@ -172,8 +172,15 @@ class Simulation:
         )
 
     # -- one step -------------------------------------------------------------
-    def step(self, codes: np.ndarray) -> None:
-        """Advance one step with one move code per person inside (scenario order)."""
+    def step(self, codes: np.ndarray, action_line: str | None = None) -> None:
+        """Advance one step with one move code per person inside (scenario order).
+
+        Args:
+            codes: move codes of the people inside, in scenario order.
+            action_line: the record line these codes were decoded from, if any
+                (a replay has it already and it is exactly the line this step
+                would write, so it is kept instead of being rebuilt).
+        """
         g, fire = self.grid, self.fire
         ins = self.inside
         n = ins.size
@@ -224,10 +231,12 @@ class Simulation:
         self._blocked_n += walls + people_blocked
         self._congestion += people_blocked
 
-        mv = self._chunk_move
-        mv.fill(_DASH)
-        mv[ins] = _MOVE_BYTES[codes]
-        self._actions.append(mv.tobytes().decode("ascii"))
+        if action_line is None:
+            mv = self._chunk_move
+            mv.fill(_DASH)
+            mv[ins] = _MOVE_BYTES[codes]
+            action_line = mv.tobytes().decode("ascii")
+        self._actions.append(action_line)
         bl = self._chunk_block
         bl.fill(_DASH)
         bl[ins] = _DOT

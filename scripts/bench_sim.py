@@ -70,8 +70,8 @@ def main() -> None:
                 clear_fire_cache()
                 t0 = time.perf_counter()
                 sim = Simulation(scenario, seed)
-                for c in codes:
-                    sim.step(c)
+                for c, line in zip(codes, record.actions):
+                    sim.step(c, line)
                 sim.outcome()
                 sim_t.append(time.perf_counter() - t0)
                 clear_fire_cache()
