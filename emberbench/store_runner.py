@@ -99,6 +99,15 @@ class StoreSink:
             if "index" in data:
                 self.done[int(data["index"])] = (str(data["digest"]), bytes(data["metrics"], "ascii"))
         self.finished = self.journal.finished
+        # Records are checked (frame and checksum) when the artifact is
+        # assembled; here only their presence, so resume stays O(entries).
+        lost = store.missing(sorted({digest for digest, _ in self.done.values()}))
+        if lost:
+            self.journal.close()
+            raise StoreUsageError(
+                f"the run journal {self.name} references {len(lost)} record(s) missing from the store "
+                f"(first {lost[0]}); run `emberbench store fsck`"
+            )
         if not self.done and out.exists():
             self._import_artifact(suite)
         self._since = 0

@@ -8,6 +8,12 @@ from typing import Annotated, Optional
 import typer
 
 from ._common import user_errors
+from .cluster_cmd import (
+    AddressOption,
+    ParallelWorkersOption,
+    RuntimeEnvOption,
+    WorkersOption,
+)
 from .suite_cmd import SuiteOption
 
 
@@ -70,27 +76,43 @@ def run(
     no_store: Annotated[bool, typer.Option("--no-store", help="Run without a store: rewrite the artifact after every episode.")] = False,
     checkpoint_every: Annotated[int, typer.Option(help="With a store: write the artifact every N episodes (0: off).")] = 0,
     checkpoint_seconds: Annotated[float, typer.Option(help="With a store: write the artifact every T seconds (0: off).")] = 60.0,
+    executor: Annotated[str, typer.Option("--executor", help="ray (default: episodes on Ray workers) or local (in this process, no Ray).")] = "ray",
+    workers: WorkersOption = None,
+    address: AddressOption = None,
+    runtime_env: RuntimeEnvOption = None,
     suite: SuiteOption = None,
 ) -> None:
     """Run a policy on every episode of a manifest and write its result artifact."""
+    from ..errors import ClusterError
     from ..manifest import load_manifest
     from ..policies.spec import resolve_policy
     from ..runner import run_evaluation
     from ..suite import load_suite
+    from .cluster_cmd import parse_runtime_env, resolve_address
     from .progress import progress_bar
     from .store_cmd import resolve_store_dir
 
+    if executor not in ("ray", "local"):
+        raise ClusterError(f"--executor must be ray or local, got {executor!r}")
     s = load_suite(suite)
     m = load_manifest(manifest, s)
-    factory = resolve_policy(policy, agent_timeout=agent_timeout)
+    factory = resolve_policy(policy, agent_timeout=agent_timeout)  # a bad spec fails here, before any worker starts
     store = None
     if not no_store:
         from ..store_runner import open_store
 
         store = open_store(resolve_store_dir(store_dir))
+    common = {"resume": not no_resume, "store": store, "checkpoint_every": checkpoint_every,
+              "checkpoint_seconds": checkpoint_seconds}
     with progress_bar(f"run {model_id}") as bar:
-        summary = run_evaluation(m, s, factory, model_id, out, resume=not no_resume, progress=bar, store=store,
-                                 checkpoint_every=checkpoint_every, checkpoint_seconds=checkpoint_seconds)
+        if executor == "local":
+            summary = run_evaluation(m, s, factory, model_id, out, progress=bar, **common)
+        else:
+            from cluster import run_on_ray
+
+            summary = run_on_ray(m, s, policy, model_id, out, workers=workers, address=resolve_address(address),
+                                 runtime_env=parse_runtime_env(runtime_env), agent_timeout=agent_timeout,
+                                 progress=bar, **common)
     typer.echo(f"{out}: {summary.completed}/{summary.scheduled} episodes ({summary.ran} run now, "
                f"{summary.resumed} resumed); result digest {summary.result_digest}")
 
@@ -98,13 +120,22 @@ def run(
 @user_errors
 def verify(
     path: Annotated[Path, typer.Argument(help="A result artifact.")],
+    workers: ParallelWorkersOption = None,
+    address: AddressOption = None,
     suite: SuiteOption = None,
 ) -> None:
     """Authenticate a result artifact completely (every record replayed)."""
     from ..results import load_result
     from ..suite import load_suite
+    from .cluster_cmd import resolve_address
 
-    r = load_result(path, load_suite(suite))
+    s = load_suite(suite)
+    if workers is None and address is None:
+        r = load_result(path, s)
+    else:
+        from cluster import verify_on_ray
+
+        r = verify_on_ray(path, s, workers=workers, address=resolve_address(address))
     typer.echo(f"ok: {path}: model {r.model_id!r}, {len(r.episodes)}/{len(r.manifest.episodes)} episodes "
                f"authenticated, manifest {r.manifest.hash}, result digest {r.digest}")
 

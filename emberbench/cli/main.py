@@ -27,6 +27,7 @@ _COMMAND_MODULES = (
     "emberbench.cli.stats_cmd",
     "emberbench.cli.grouped_rates_cmd",
     "emberbench.cli.store_cmd",
+    "emberbench.cli.cluster_cmd",
 )
 
 for _name in _COMMAND_MODULES:
@@ -36,3 +37,7 @@ for _name in _COMMAND_MODULES:
 def main() -> None:
     """Run the CLI (console-script entry point)."""
     app()
+
+
+if __name__ == "__main__":  # ``python -m emberbench.cli.main``: the entrypoint of submitted Ray Jobs
+    main()

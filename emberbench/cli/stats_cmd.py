@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from ._common import user_errors
+from .cluster_cmd import AddressOption, ParallelWorkersOption
 from .suite_cmd import SuiteOption
 
 Resamples = Annotated[int, typer.Option("--resamples", help="Bootstrap resamples, in [100, 1000000].")]
@@ -26,6 +27,8 @@ def stats(
     resamples: Resamples = 2000,
     out: Annotated[Optional[Path], typer.Option("--out", help="Statistics artifact to write (default: RESULT with .stats.json).")] = None,
     groups: Groups = "overall",
+    workers: ParallelWorkersOption = None,
+    address: AddressOption = None,
     suite: SuiteOption = None,
 ) -> None:
     """Per-metric aggregate statistics of one result (re-verified by replay first)."""
@@ -33,9 +36,15 @@ def stats(
     from ..results import load_result
     from ..statistics import aggregate_statistics, render_artifact
     from ..suite import load_suite
+    from .cluster_cmd import resolve_address
 
     s = load_suite(suite)
-    artifact = aggregate_statistics(load_result(result, s), s, resamples)
+    if workers is None and address is None:
+        artifact = aggregate_statistics(load_result(result, s), s, resamples)
+    else:
+        from cluster import aggregate_on_ray
+
+        artifact = aggregate_on_ray(result, s, resamples, workers=workers, address=resolve_address(address))
     target = out if out is not None else result.with_suffix(".stats.json")
     atomic_write_bytes(target, artifact.to_json_bytes())
     render_artifact(artifact.to_dict(), groups=groups)
@@ -49,6 +58,8 @@ def compare(
     resamples: Resamples = 2000,
     out: Annotated[Optional[Path], typer.Option("--out", help="Paired statistics artifact to write (default: A-vs-B.compare.json beside A).")] = None,
     groups: Groups = "overall",
+    workers: ParallelWorkersOption = None,
+    address: AddressOption = None,
     suite: SuiteOption = None,
 ) -> None:
     """Paired per-metric comparison of two results on identical episodes."""
@@ -56,10 +67,16 @@ def compare(
     from ..pairing import load_pair
     from ..statistics import paired_statistics, render_artifact
     from ..suite import load_suite
+    from .cluster_cmd import resolve_address
 
     s = load_suite(suite)
-    ra, rb = load_pair(a, b, s)
-    artifact = paired_statistics(ra, rb, s, resamples)
+    if workers is None and address is None:
+        ra, rb = load_pair(a, b, s)
+        artifact = paired_statistics(ra, rb, s, resamples)
+    else:
+        from cluster import paired_on_ray
+
+        artifact = paired_on_ray(a, b, s, resamples, workers=workers, address=resolve_address(address))
     target = out if out is not None else a.with_name(f"{a.stem}-vs-{b.stem}.compare.json")
     atomic_write_bytes(target, artifact.to_json_bytes())
     render_artifact(artifact.to_dict(), groups=groups)

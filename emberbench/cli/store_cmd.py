@@ -18,6 +18,7 @@ from typing import Annotated, Optional
 import typer
 
 from ._common import fail, user_errors
+from .cluster_cmd import AddressOption, ParallelWorkersOption
 
 STORE_ENV_VAR = "EMBERBENCH_STORE"
 DEFAULT_STORE_DIR = Path(".emberbench") / "store"
@@ -160,12 +161,21 @@ def gc(
 def audit(
     store_dir: StoreOption = None,
     suite: Annotated[Optional[Path], typer.Option("--suite", help="Suite folder; default: the public suite.")] = None,
+    workers: ParallelWorkersOption = None,
+    address: AddressOption = None,
 ) -> None:
     """Re-verify every stored result artifact with full replay authentication."""
     from ..audit import audit_store
     from ..suite import load_suite
+    from .cluster_cmd import resolve_address
 
-    verdicts = audit_store(_open(store_dir), load_suite(suite))
+    if workers is None and address is None:
+        verdicts = audit_store(_open(store_dir), load_suite(suite))
+    else:
+        from cluster import audit_on_ray
+
+        verdicts = audit_on_ray(_open(store_dir), load_suite(suite), workers=workers,
+                                address=resolve_address(address))
     bad = 0
     for v in verdicts:
         typer.echo(f"{'ok' if v.ok else 'FAIL'}  {v.ref}  {v.message}")

@@ -10,7 +10,7 @@ left out; nothing is imputed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -22,7 +22,7 @@ from .artifact import context_header, form_digest, key_dict, metric_definitions,
 from .bootstrap import BootstrapInterval, bootstrap_interval
 from .descriptive import Descriptive, describe
 from .exact import ExactVector
-from .groups import GroupSpec, plan_groups
+from .groups import plan_groups
 from .inputs import (
     EpisodeKey,
     EpisodeValues,
@@ -35,6 +35,18 @@ from .inputs import (
 from .stream import bootstrap_seed
 
 PURPOSE = "aggregate_mean"
+
+Mapper = Callable[[Callable[[Any], Any], Sequence[Any]], Sequence[Any]]
+"""``mapper(function, jobs)`` returns ``[function(job) for job in jobs]``, in job order.
+
+The statistics of each (group, metric) pair are one pure job with picklable
+input and output, so a mapper may compute them anywhere (the cluster package
+runs them as parallel Ray tasks); the assembled artifact is the same."""
+
+
+def serial_map(function: Callable[[Any], Any], jobs: Sequence[Any]) -> list[Any]:
+    """The default :data:`Mapper`: every job in this process, in order."""
+    return [function(job) for job in jobs]
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +209,8 @@ def aggregate_from_values(
     result_digest: str,
     episodes: Sequence[EpisodeValues],
     resamples: int = 2000,
+    *,
+    mapper: Mapper | None = None,
 ) -> AggregateStatistics:
     """Compute the aggregate statistics of one result's verified episodes.
 
@@ -207,6 +221,8 @@ def aggregate_from_values(
             seeds the bootstrap.
         episodes: one entry per observed episode, any order.
         resamples: bootstrap resamples, an int in ``[100, 1_000_000]``.
+        mapper: computes the (group, metric) jobs (:data:`Mapper`); in
+            process, in order, by default.
 
     Raises:
         StatisticsInputError: for an invalid argument, a duplicate or
@@ -227,7 +243,10 @@ def aggregate_from_values(
             if value is not None:
                 floats[name][episode.index] = float(value)
 
-    def summarize(group: GroupSpec) -> AggregateGroup:
+    groups = (plan.overall, *plan.scenarios, *plan.families)
+    heads = []
+    jobs = []
+    for group in groups:
         observed = [by_index[i] for i in group.indices if i in by_index]
         missing = tuple(i for i in group.indices if i not in by_index)
         robustness = Robustness(
@@ -240,7 +259,7 @@ def aggregate_from_values(
             with_stranded=sum(e.stranded > 0 for e in observed),
             zero_evacuation=sum(e.evacuated == 0 for e in observed),
         )
-        metrics = []
+        heads.append((group, tuple(e.index for e in observed), missing, robustness))
         for name in METRIC_NAMES:
             defined = [e for e in observed if e.values[name] is not None]
             seed = bootstrap_seed(
@@ -252,26 +271,17 @@ def aggregate_from_values(
                 metric=name,
                 resamples=resamples,
             )
-            metrics.append(
-                summarize_metric(
-                    name,
-                    [e.values[name] for e in defined],  # type: ignore[misc]
-                    [floats[name][e.index] for e in defined],
-                    scheduled=len(group.keys),
-                    observed=len(observed),
-                    seed=seed,
-                    resamples=resamples,
-                )
-            )
-        return AggregateGroup(
-            kind=group.kind,
-            name=group.name,
-            episode_indices=tuple(e.index for e in observed),
-            missing_indices=missing,
-            robustness=robustness,
-            metrics=tuple(metrics),
-        )
-
+            jobs.append((name, [e.values[name] for e in defined], [floats[name][e.index] for e in defined],
+                         len(group.keys), len(observed), seed, resamples))
+    summaries = list((mapper or serial_map)(summarize_metric_job, jobs))
+    if len(summaries) != len(jobs):
+        raise ValueError("the mapper must return one result per job")
+    width = len(METRIC_NAMES)
+    built = [
+        AggregateGroup(kind=group.kind, name=group.name, episode_indices=indices, missing_indices=missing,
+                       robustness=robustness, metrics=tuple(summaries[k * width:(k + 1) * width]))
+        for k, (group, indices, missing, robustness) in enumerate(heads)
+    ]
     missing_keys = tuple(key for key in ctx.scheduled if key[0] not in by_index)
     return AggregateStatistics(
         context=ctx,
@@ -279,10 +289,20 @@ def aggregate_from_values(
         result_digest=result_digest,
         resamples=resamples,
         missing_episodes=missing_keys,
-        overall=summarize(plan.overall),
-        scenarios=tuple(summarize(g) for g in plan.scenarios),
-        families=tuple(summarize(g) for g in plan.families),
+        overall=built[0],
+        scenarios=tuple(built[1:1 + len(plan.scenarios)]),
+        families=tuple(built[1 + len(plan.scenarios):]),
     )
+
+
+def summarize_metric_job(job: tuple[Any, ...]) -> MetricSummary:
+    """One (group, metric) job of :func:`aggregate_from_values`: a pure function of its tuple.
+
+    ``job`` is ``(name, values, floats, scheduled, observed, seed, resamples)``.
+    """
+    name, values, floats, scheduled, observed, seed, resamples = job
+    return summarize_metric(name, values, floats, scheduled=scheduled, observed=observed, seed=seed,
+                            resamples=resamples)
 
 
 def summarize_metric(

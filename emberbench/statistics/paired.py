@@ -20,11 +20,12 @@ from typing import Any
 import numpy as np
 
 from ..metric_defs import METRIC_NAMES, METRICS_BY_NAME
+from .aggregate import Mapper, serial_map
 from .artifact import context_header, form_digest, key_dict, metric_definitions, methods, to_json_bytes
 from .bootstrap import BootstrapInterval, bootstrap_interval
 from .descriptive import Descriptive, describe
 from .exact import ExactVector
-from .groups import GroupSpec, plan_groups
+from .groups import plan_groups
 from .inputs import (
     EpisodeKey,
     EpisodeValues,
@@ -208,6 +209,8 @@ def paired_from_values(
     episodes_a: Sequence[EpisodeValues],
     episodes_b: Sequence[EpisodeValues],
     resamples: int = 2000,
+    *,
+    mapper: Mapper | None = None,
 ) -> PairedStatistics:
     """Compare two verified results of one manifest, per metric and group.
 
@@ -220,6 +223,8 @@ def paired_from_values(
         episodes_a: A's observed episodes, any order.
         episodes_b: B's observed episodes, any order.
         resamples: bootstrap resamples, an int in ``[100, 1_000_000]``.
+        mapper: computes the (group, metric) jobs (see
+            :data:`~.aggregate.Mapper`); in process, in order, by default.
 
     Raises:
         StatisticsInputError: for an invalid argument, a duplicate or
@@ -245,11 +250,14 @@ def paired_from_values(
             if a is not None and b is not None:
                 deltas[name][index] = a - b
 
-    def compare(group: GroupSpec) -> PairedGroup:
+    groups = (plan.overall, *plan.scenarios, *plan.families)
+    heads = []
+    jobs = []
+    for group in groups:
         paired = tuple(i for i in group.indices if i in by_a and i in by_b)
         lacks_a = tuple(i for i in group.indices if i not in by_a)
         lacks_b = tuple(i for i in group.indices if i not in by_b)
-        metrics = []
+        heads.append((group, paired, lacks_a, lacks_b))
         for name in METRIC_NAMES:
             seed = bootstrap_seed(
                 purpose=PURPOSE,
@@ -261,14 +269,15 @@ def paired_from_values(
                 resamples=resamples,
             )
             pairs = tuple((i, deltas[name][i]) for i in paired if i in deltas[name])
-            metrics.append(
-                compare_metric(
-                    name, pairs, paired=len(paired), missing_from_a=len(lacks_a),
-                    missing_from_b=len(lacks_b), seed=seed, resamples=resamples,
-                )
-            )
-        return PairedGroup(group.kind, group.name, paired, lacks_a, lacks_b, tuple(metrics))
-
+            jobs.append((name, pairs, len(paired), len(lacks_a), len(lacks_b), seed, resamples))
+    results = list((mapper or serial_map)(compare_metric_job, jobs))
+    if len(results) != len(jobs):
+        raise ValueError("the mapper must return one result per job")
+    width = len(METRIC_NAMES)
+    built = [
+        PairedGroup(group.kind, group.name, paired, lacks_a, lacks_b, tuple(results[k * width:(k + 1) * width]))
+        for k, (group, paired, lacks_a, lacks_b) in enumerate(heads)
+    ]
     return PairedStatistics(
         context=ctx,
         model_a=model_a,
@@ -278,10 +287,20 @@ def paired_from_values(
         resamples=resamples,
         missing_from_a=tuple(key for key in ctx.scheduled if key[0] not in by_a),
         missing_from_b=tuple(key for key in ctx.scheduled if key[0] not in by_b),
-        overall=compare(plan.overall),
-        scenarios=tuple(compare(g) for g in plan.scenarios),
-        families=tuple(compare(g) for g in plan.families),
+        overall=built[0],
+        scenarios=tuple(built[1:1 + len(plan.scenarios)]),
+        families=tuple(built[1 + len(plan.scenarios):]),
     )
+
+
+def compare_metric_job(job: tuple[Any, ...]) -> PairedMetric:
+    """One (group, metric) job of :func:`paired_from_values`: a pure function of its tuple.
+
+    ``job`` is ``(name, pairs, paired, missing_from_a, missing_from_b, seed, resamples)``.
+    """
+    name, pairs, paired, missing_from_a, missing_from_b, seed, resamples = job
+    return compare_metric(name, pairs, paired=paired, missing_from_a=missing_from_a,
+                          missing_from_b=missing_from_b, seed=seed, resamples=resamples)
 
 
 def compare_metric(

@@ -18,7 +18,7 @@ from ..errors import EvaluationError, PairingError, StatisticsInputError
 from ..metric_defs import METRIC_NAMES
 from ..metrics import metric_fraction
 from ..suite import Suite
-from .aggregate import AggregateStatistics, aggregate_from_values
+from .aggregate import AggregateStatistics, Mapper, aggregate_from_values
 from .inputs import EpisodeValues, StatisticsContext
 from .paired import PairedStatistics, paired_from_values
 
@@ -84,15 +84,20 @@ def episode_values(result: Any) -> list[EpisodeValues]:
 
 
 def aggregate_statistics(result: Any, suite: Suite, resamples: int = DEFAULT_RESAMPLES, *,
-                         authenticator: Any = None) -> AggregateStatistics:
-    """Aggregate statistics of one result, after complete re-verification."""
+                         authenticator: Any = None, mapper: Mapper | None = None) -> AggregateStatistics:
+    """Aggregate statistics of one result, after complete re-verification.
+
+    ``authenticator`` replays the records and ``mapper`` computes the
+    (group, metric) jobs; both run in process by default, and the cluster
+    package passes parallel ones that give the same bytes.
+    """
     verified = verify_result(result, suite, authenticator=authenticator)
     return aggregate_from_values(context_of(verified.manifest, suite), verified.model_id, verified.digest,
-                                 episode_values(verified), resamples)
+                                 episode_values(verified), resamples, mapper=mapper)
 
 
 def paired_statistics(result_a: Any, result_b: Any, suite: Suite, resamples: int = DEFAULT_RESAMPLES, *,
-                      authenticator: Any = None) -> PairedStatistics:
+                      authenticator: Any = None, mapper: Mapper | None = None) -> PairedStatistics:
     """Paired A - B statistics on identical episodes, after pairing and complete re-verification."""
     from ..pairing import pair_results
 
@@ -105,4 +110,4 @@ def paired_statistics(result_a: Any, result_b: Any, suite: Suite, resamples: int
     a = verify_result(result_a, suite, authenticator=authenticator, label="result A")
     b = verify_result(result_b, suite, authenticator=authenticator, label="result B")
     return paired_from_values(context_of(a.manifest, suite), a.model_id, b.model_id, a.digest, b.digest,
-                              episode_values(a), episode_values(b), resamples)
+                              episode_values(a), episode_values(b), resamples, mapper=mapper)

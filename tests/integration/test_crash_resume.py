@@ -76,7 +76,8 @@ def test_sigkill_at_several_points_then_resume_is_byte_identical(tmp_path, suite
     write_manifest(manifest, mpath)
     out = tmp_path / "out" / "result.json"
     out.parent.mkdir()
-    args = ["run", "--manifest", str(mpath), "--policy", "greedy", "--model-id", "crashy", "--out", str(out)]
+    args = ["run", "--manifest", str(mpath), "--policy", "greedy", "--model-id", "crashy", "--out", str(out),
+            "--executor", "local"]
     args += ["--no-store"] if mode == "no-store" else ["--store", str(tmp_path / "store")]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     if mode == "store":

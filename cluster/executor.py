@@ -1,0 +1,316 @@
+"""The Ray executor: episodes on a pool of Ray actors, faults contained, order left to the coordinator.
+
+:class:`RayExecutor` implements the runner's ``Executor`` protocol. It decides
+only *where* episodes run; :func:`emberbench.runner.run_evaluation` still
+decides what is written. Scheduling:
+
+* **Batches.** Each call plays a batch of episodes, sized from the measured
+  seconds per episode so that a call lasts about ``target_call_seconds``
+  (Ray's per-call cost, about a millisecond, then stays in the noise), and
+  shrunk near the end so that every worker keeps a share of the tail.
+* **Bounded in flight.** Each worker has at most ``max_in_flight`` calls
+  queued or running, so one call waits while another runs (no idle gap) and
+  a dead worker loses at most that much work.
+* **Any order.** Replies are taken as they complete; the coordinator restores
+  manifest order.
+
+Faults. Ray restarts a dead worker (``max_restarts=-1``); its unfinished
+episodes become *suspects* and are replayed one at a time, each alone on an
+otherwise idle worker, so that a further death can be blamed on exactly one
+episode. An episode that kills its worker ``max_attempts`` times stops the run
+with :class:`~emberbench.errors.EpisodeFailedError`. A policy exception or an
+invalid action is not a fault: it stops the run at once, as in process. In
+every case the calls already in flight are drained first, so every episode
+that finished reaches the journal. Episodes are idempotent (same input, same
+record digest, same store key), so replaying one is always safe.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from collections import Counter, deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from emberbench.errors import ClusterError, EpisodeFailedError
+from emberbench.manifest import ManifestEntry
+from emberbench.runner import EpisodeOutcome
+from emberbench.suite import Suite
+
+from .codec import decode_reply, encode_tasks
+from .session import import_ray
+from .workers import EpisodeWorker, remote_class
+
+DEFAULT_MAX_ATTEMPTS = 3
+DEFAULT_MAX_IN_FLIGHT = 2
+DEFAULT_TARGET_CALL_SECONDS = 0.05
+DEFAULT_MAX_BATCH = 64
+DEFAULT_STALL_SECONDS = 300.0
+_WAIT_SECONDS = 0.5
+_MAX_PROBE_FAILURES = 10
+
+
+@dataclass(slots=True)
+class _Slot:
+    """One worker as the dispatcher sees it."""
+
+    actor: Any
+    busy: int = 0
+    exclusive: bool = False
+    up: bool = True
+    probe: Any = None
+    probe_failures: int = 0
+
+
+@dataclass(slots=True)
+class _Call:
+    slot: _Slot
+    entries: tuple[ManifestEntry, ...]
+    exclusive: bool
+
+
+@dataclass(slots=True)
+class ExecutorStats:
+    """What the last :meth:`RayExecutor.run` did (for reports and tests, never for artifacts).
+
+    Attributes:
+        episodes_by_node: finished episodes per Ray node id.
+        calls: worker calls made.
+        failed_calls: calls lost to a dead worker.
+        failed_attempts: per manifest index, runs alone that killed a worker.
+    """
+
+    episodes_by_node: Counter[str] = field(default_factory=Counter)
+    calls: int = 0
+    failed_calls: int = 0
+    failed_attempts: dict[int, int] = field(default_factory=dict)
+
+
+class RayExecutor:
+    """Runs episodes on ``workers`` Ray actors (Ray must be initialised, see :mod:`cluster.session`).
+
+    Args:
+        suite: the suite (put into the object store once; each worker fetches it once).
+        policy: the policy spec string; every worker resolves it itself.
+        workers: how many actors to start, one CPU each.
+        store_root: the shared store folder workers put records into, or
+            None to send record bytes back to the coordinator.
+        agent_timeout: seconds an external agent may take per step.
+        max_attempts: runs alone an episode may kill its worker before the
+            run stops.
+        max_in_flight: calls queued or running per worker.
+        target_call_seconds: aimed duration of one call.
+        max_batch: upper bound on episodes per call.
+        stall_seconds: give up when no worker has been alive this long.
+    """
+
+    def __init__(self, suite: Suite, policy: str, *, workers: int, store_root: str | Path | None = None,
+                 agent_timeout: float | None = None, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+                 max_in_flight: int = DEFAULT_MAX_IN_FLIGHT, target_call_seconds: float = DEFAULT_TARGET_CALL_SECONDS,
+                 max_batch: int = DEFAULT_MAX_BATCH, stall_seconds: float = DEFAULT_STALL_SECONDS) -> None:
+        if not isinstance(policy, str):
+            raise ClusterError("the Ray executor needs a policy spec string (policies travel by name)")
+        if workers < 1 or max_attempts < 1 or max_in_flight < 1 or max_batch < 1:
+            raise ClusterError("workers, max_attempts, max_in_flight and max_batch must be at least 1")
+        self.suite, self.policy, self.workers = suite, policy, workers
+        self.store_root = None if store_root is None else str(Path(store_root).resolve())
+        self.agent_timeout = agent_timeout
+        self.max_attempts, self.max_in_flight = max_attempts, max_in_flight
+        self.target, self.max_batch, self.stall_seconds = target_call_seconds, max_batch, stall_seconds
+        self.stats = ExecutorStats()
+        self._slots: list[_Slot] = []
+        self._suite_holder: list[Any] = []
+        self._ray = import_ray()
+
+    # -- lifecycle ----------------------------------------------------------
+
+    def _new_actor(self) -> Any:
+        cls = remote_class(EpisodeWorker).options(num_cpus=1, max_restarts=-1, max_task_retries=0,
+                                                  scheduling_strategy="SPREAD")
+        return cls.remote(self.policy, self.store_root, self.agent_timeout)
+
+    def start(self) -> None:
+        """Start the workers and wait until each has built its policy factory and opened the store.
+
+        Raises:
+            ClusterError: a worker cannot start (for example the policy spec
+                does not resolve on the worker, or the store is not there).
+        """
+        if self._slots:
+            return
+        ray = self._ray
+        self._suite_holder = [ray.put(self.suite)]  # held here for as long as workers may restart
+        self._slots = [_Slot(self._new_actor()) for _ in range(self.workers)]
+        try:
+            ray.get([s.actor.where.remote() for s in self._slots])
+        except ray.exceptions.RayError as exc:
+            self.close()
+            raise ClusterError(f"an episode worker failed to start: {_first_line(exc)}") from None
+
+    def close(self) -> None:
+        """Stop every worker (no restart)."""
+        for slot in self._slots:
+            try:
+                self._ray.kill(slot.actor, no_restart=True)
+            except Exception:  # noqa: BLE001, S110 - an actor already gone is fine
+                pass
+        self._slots, self._suite_holder = [], []
+
+    def __enter__(self) -> RayExecutor:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def worker_pids(self) -> list[int]:
+        """Process ids of the live workers, in worker order (for fault tests)."""
+        return [pid for pid, _ in self._ray.get([s.actor.where.remote() for s in self._slots])]
+
+    # -- the run --------------------------------------------------------------
+
+    def run(self, tasks: Sequence[ManifestEntry]) -> Iterator[EpisodeOutcome]:
+        """Play every task; yield each outcome once, in completion order.
+
+        Raises:
+            EpisodeFailedError: an episode killed its worker ``max_attempts`` times.
+            ClusterError: no worker came back for ``stall_seconds``.
+            Exception: the first policy exception or invalid action, as raised.
+        """
+        self.start()
+        ray = self._ray
+        self.stats = ExecutorStats()
+        normal: deque[ManifestEntry] = deque(tasks)
+        suspects: deque[ManifestEntry] = deque()
+        in_flight: dict[Any, _Call] = {}
+        per_episode: float | None = None
+        error: BaseException | None = None
+        last_alive = time.monotonic()
+        rotation = itertools.count()
+
+        def submit(slot: _Slot, entries: tuple[ManifestEntry, ...], exclusive: bool) -> None:
+            ref = slot.actor.run_batch.remote(self.suite.hash, self._suite_holder, encode_tasks(entries))
+            in_flight[ref] = _Call(slot, entries, exclusive)
+            slot.busy += 1
+            slot.exclusive = exclusive
+            self.stats.calls += 1
+
+        def batch_size() -> int:
+            live = max(1, sum(s.up for s in self._slots))
+            size = 2 if per_episode is None else round(self.target / max(per_episode, 1e-6))
+            share = math.ceil(len(normal) / (live * self.max_in_flight))
+            return max(1, min(size, share, self.max_batch))
+
+        def dispatch() -> None:
+            start = next(rotation) % len(self._slots)
+            for slot in self._slots[start:] + self._slots[:start]:
+                if not slot.up or slot.exclusive:
+                    continue
+                if suspects:
+                    if slot.busy == 0:
+                        submit(slot, (suspects.popleft(),), True)
+                    continue
+                while normal and slot.busy < self.max_in_flight:
+                    size = batch_size()
+                    submit(slot, tuple(normal.popleft() for _ in range(min(size, len(normal)))), False)
+
+        while True:
+            if error is None:
+                dispatch()
+            probes = {s.probe: s for s in self._slots if s.probe is not None}
+            if not in_flight:
+                if error is not None:
+                    raise error
+                if not normal and not suspects:
+                    return
+            if any(s.up for s in self._slots) or in_flight:
+                last_alive = time.monotonic()
+            elif time.monotonic() - last_alive > self.stall_seconds:
+                raise ClusterError(f"no episode worker has been alive for {self.stall_seconds:g} s; "
+                                   f"{len(normal) + len(suspects)} episodes not run")
+            ready, _ = ray.wait([*in_flight, *probes], num_returns=1, timeout=_WAIT_SECONDS)
+            for ref in ready:
+                if ref in probes:
+                    error = self._probed(probes[ref], ref) or error
+                    continue
+                call = in_flight.pop(ref)
+                call.slot.busy -= 1
+                call.slot.exclusive = False
+                try:
+                    data, failure = ray.get(ref)
+                except ray.exceptions.RayTaskError as exc:
+                    error = error or _cause(exc)
+                    continue
+                except ray.exceptions.RayError as exc:
+                    self.stats.failed_calls += 1
+                    self._down(call.slot)
+                    if error is None:
+                        error = self._requeue(call, exc, suspects)
+                    continue
+                reply = decode_reply(data)
+                if reply.outcomes:
+                    seconds = reply.seconds / len(reply.outcomes)
+                    per_episode = seconds if per_episode is None else 0.8 * per_episode + 0.2 * seconds
+                self.stats.episodes_by_node[reply.node_id] += len(reply.outcomes)
+                yield from reply.outcomes
+                if failure is not None and error is None:
+                    error = failure
+
+    def _requeue(self, call: _Call, exc: BaseException, suspects: deque[ManifestEntry]) -> BaseException | None:
+        """Turn a lost call's episodes into suspects; return the error that ends the run, if any."""
+        if not call.exclusive:
+            suspects.extend(call.entries)
+            return None
+        entry = call.entries[0]
+        attempts = self.stats.failed_attempts.get(entry.index, 0) + 1
+        self.stats.failed_attempts[entry.index] = attempts
+        if attempts >= self.max_attempts:
+            return EpisodeFailedError(
+                f"episode {entry.index} (scenario {entry.scenario_id}, seed {entry.seed}) killed its worker "
+                f"{attempts} times and was given up (last failure: {_first_line(exc)}); the episodes completed "
+                "so far are kept, and running again resumes from them",
+                index=entry.index, attempts=attempts,
+            )
+        suspects.append(entry)
+        return None
+
+    def _down(self, slot: _Slot) -> None:
+        """Take a worker out of rotation until a probe shows that Ray restarted it."""
+        slot.up = False
+        if slot.probe is None:
+            slot.probe = slot.actor.where.remote()
+
+    def _probed(self, slot: _Slot, ref: Any) -> BaseException | None:
+        """Handle a probe's answer; return an error if the worker cannot come back."""
+        ray = self._ray
+        slot.probe = None
+        try:
+            ray.get(ref)
+        except ray.exceptions.RayActorError as exc:
+            if getattr(exc, "actor_init_failed", False):
+                return ClusterError(f"an episode worker failed to restart: {_first_line(exc)}")
+            slot.probe_failures += 1
+            if slot.probe_failures >= _MAX_PROBE_FAILURES:  # Ray will not restart it: replace it
+                self._ray.kill(slot.actor, no_restart=True)
+                slot.actor, slot.probe_failures = self._new_actor(), 0
+            slot.probe = slot.actor.where.remote()
+        except ray.exceptions.RayError:
+            slot.probe = slot.actor.where.remote()
+        else:
+            slot.up, slot.probe_failures = True, 0
+        return None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def _cause(exc: Any) -> BaseException:
+    """The worker-side exception behind a RayTaskError."""
+    cause = getattr(exc, "cause", None)
+    return cause if isinstance(cause, BaseException) else ClusterError(_first_line(exc))

@@ -1,0 +1,150 @@
+"""Starting or joining Ray: the embedded local instance, an existing cluster, token authentication.
+
+This is the one place where ``ray`` is first imported and initialised. Two
+modes exist:
+
+* **Embedded** (no address): ``ray.init`` starts a private Ray instance on this
+  machine, sized to the requested number of workers, without a dashboard,
+  quiet, with every server bound to ``127.0.0.1``. On Linux Ray replaces a
+  loopback node address by the machine's routable address unless
+  ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER`` is ``0`` (the switch Ray uses for
+  single-machine instances on macOS and Windows), so that variable is set
+  before ``ray`` is imported. The price is that ``ray start`` refuses to add
+  worker nodes from that environment, which an embedded instance never does.
+* **Joined** (an address such as ``10.0.0.5:6379``, or ``auto``): connects to a
+  running cluster, whose size decides the default number of workers.
+
+Token authentication (``RAY_AUTH_MODE=token``) is required in both modes: an
+unset mode is set to ``token``; any other explicit value is refused. Ray reads
+the token from ``RAY_AUTH_TOKEN``, else the file named by
+``RAY_AUTH_TOKEN_PATH``, else ``~/.ray/auth_token``; an embedded instance
+generates the last one if no token exists (docs/cluster.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from emberbench.errors import ClusterError
+
+AUTH_MODE_VAR = "RAY_AUTH_MODE"
+LOOPBACK_VAR = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+EMBEDDED_OBJECT_STORE_BYTES = 512 * 1024 * 1024
+"""Objects that cross processes here are small (batches of outcomes, chunks of
+records), so an embedded instance does not reserve Ray's default third of RAM."""
+
+
+def require_token_auth() -> None:
+    """Make sure Ray runs with token authentication in this process and its children.
+
+    Raises:
+        ClusterError: ``RAY_AUTH_MODE`` is set to something other than ``token``.
+    """
+    mode = os.environ.get(AUTH_MODE_VAR)
+    if mode is None or mode == "":
+        os.environ[AUTH_MODE_VAR] = "token"
+    elif mode.lower() != "token":
+        raise ClusterError(
+            f"{AUTH_MODE_VAR}={mode!r}: EMBERBench runs Ray only with token authentication; "
+            f"unset {AUTH_MODE_VAR} or set it to 'token' (see docs/cluster.md)"
+        )
+
+
+def import_ray(*, loopback: bool = False) -> ModuleType:
+    """Import ``ray`` with token authentication on (and, for an embedded instance, loopback only).
+
+    Args:
+        loopback: bind a local instance to ``127.0.0.1``; effective only when
+            ``ray`` has not been imported yet in this process.
+    """
+    require_token_auth()
+    if loopback and "ray" not in sys.modules:
+        os.environ.setdefault(LOOPBACK_VAR, "0")
+    import ray
+
+    return ray
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterInfo:
+    """The Ray instance a command runs on.
+
+    Attributes:
+        address: the cluster address joined, or None for an embedded instance.
+        workers: how many workers (one CPU each) the command will start.
+        cpus: CPUs of the whole Ray instance.
+        nodes: live nodes of the Ray instance.
+    """
+
+    address: str | None
+    workers: int
+    cpus: int
+    nodes: int
+
+
+def _cluster_cpus(ray: ModuleType) -> tuple[int, int]:
+    cpus = int(ray.cluster_resources().get("CPU", 0))
+    nodes = sum(1 for n in ray.nodes() if n.get("Alive"))
+    return cpus, nodes
+
+
+def _check_workers(workers: int | None) -> None:
+    if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
+        raise ClusterError(f"--workers must be a positive integer, got {workers!r}")
+
+
+@contextlib.contextmanager
+def ray_session(address: str | None = None, *, workers: int | None = None,
+                runtime_env: dict[str, Any] | None = None) -> Iterator[ClusterInfo]:
+    """Start or join Ray for the duration of a ``with`` block.
+
+    If Ray is already initialised in this process (a test fixture, a Ray Job
+    driver that initialised it) it is used as is and left running.
+
+    Args:
+        address: a Ray cluster address to join; None starts an embedded
+            instance on this machine.
+        workers: workers to start; default: every CPU of this machine
+            (embedded) or of the cluster (joined).
+        runtime_env: a Ray runtime environment for the workers (how user
+            policy code reaches them, docs/cluster.md).
+
+    Yields:
+        A :class:`ClusterInfo`.
+
+    Raises:
+        ClusterError: Ray cannot be started or joined, or ``workers`` is invalid.
+    """
+    _check_workers(workers)
+    ray = import_ray(loopback=address is None)
+    owned = not ray.is_initialized()
+    if owned:
+        kwargs: dict[str, Any] = {"logging_level": logging.ERROR, "configure_logging": True}
+        if runtime_env:
+            kwargs["runtime_env"] = runtime_env
+        try:
+            if address is None:
+                ray.init(address="local", num_cpus=workers or os.cpu_count() or 1, include_dashboard=False,
+                         object_store_memory=EMBEDDED_OBJECT_STORE_BYTES, **kwargs)
+            else:
+                ray.init(address=address, **kwargs)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            where = "an embedded Ray instance" if address is None else f"the Ray cluster at {address}"
+            raise ClusterError(f"cannot start or join {where}: {exc}") from None
+    try:
+        cpus, nodes = _cluster_cpus(ray)
+        if cpus < 1:
+            raise ClusterError("the Ray cluster has no CPU to run workers on")
+        if workers is not None and workers > cpus:
+            raise ClusterError(f"--workers {workers} exceeds the {cpus} CPUs of the Ray cluster")
+        yield ClusterInfo(address=address, workers=workers or cpus, cpus=cpus, nodes=nodes)
+    finally:
+        if owned:
+            ray.shutdown()

@@ -1,0 +1,159 @@
+"""What runs on Ray workers: the episode worker actor and the authentication task.
+
+:class:`EpisodeWorker` is a plain class made remote by :func:`remote_class`, so
+importing this module does not import ``ray``. It is built once with what
+every call needs (the suite, the policy spec, the store path) and then serves
+many calls, each carrying only small, explicit inputs. Authentication needs no
+state but the suite, so it runs as plain tasks that cache the suite per
+process and hold no CPU between calls (the reducer's tasks need them next).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from functools import cache
+from typing import Any
+
+from emberbench.errors import RecordAuthenticationError
+from emberbench.policies.spec import resolve_policy
+from emberbench.runner import EpisodeOutcome, play_to_outcome
+from emberbench.suite import Suite
+
+from .codec import decode_tasks, encode_reply
+
+
+def _node_id() -> str:
+    import ray
+
+    return ray.get_runtime_context().get_node_id()
+
+
+class EpisodeWorker:
+    """Plays batches of episodes; every episode gets a fresh policy from the spec.
+
+    Args:
+        policy: the policy spec string (resolved here, in the worker: user
+            policy code must be importable on every node, docs/cluster.md).
+        store_root: the shared object store folder, or None to return the
+            record bytes in the outcome instead.
+        agent_timeout: seconds an external (``cmd:``) agent may take per step.
+
+    The suite is not a constructor argument: Ray keeps large constructor
+    arguments in the object store and frees them once the actor is built, so a
+    restarted actor could not be rebuilt. Each call names the suite by hash
+    and carries the coordinator's reference to it; the worker fetches it on
+    its first call (again after a restart) and keeps it.
+    """
+
+    def __init__(self, policy: str, store_root: str | None, agent_timeout: float | None) -> None:
+        kwargs = {} if agent_timeout is None else {"agent_timeout": agent_timeout}
+        self.factory = resolve_policy(policy, **kwargs)
+        self.suite: Suite | None = None
+        self.suite_hash = ""
+        self.store = None
+        if store_root is not None:
+            from store import Store
+
+            self.store = Store.open(store_root)
+        self.node_id = _node_id()
+
+    def run_batch(self, suite_hash: str, suite_holder: list[Any], tasks: bytes) -> tuple[bytes, BaseException | None]:
+        """Play the encoded episodes in order.
+
+        Args:
+            suite_hash: the suite's hash.
+            suite_holder: ``[ObjectRef]`` of the suite (in a list, so that Ray
+                fetches it only when this worker does not hold it yet).
+            tasks: the episodes, encoded by :func:`cluster.codec.encode_tasks`.
+
+        Returns:
+            ``(reply, error)``: the encoded reply (see :mod:`cluster.codec`)
+            holding every episode finished before the first policy exception
+            or invalid action, and that exception (None if there was none).
+            Such an error is a verdict on the policy, not a fault of the
+            worker, so it is returned rather than retried.
+        """
+        if self.suite is None or self.suite_hash != suite_hash:
+            import ray
+
+            self.suite, self.suite_hash = ray.get(suite_holder[0]), suite_hash
+        suite = self.suite
+        start = time.perf_counter()
+        outcomes: list[EpisodeOutcome] = []
+        error: BaseException | None = None
+        for entry in decode_tasks(tasks):
+            try:
+                outcome, record_bytes = play_to_outcome(suite, entry, self.factory)
+            except Exception as exc:  # noqa: BLE001 - any policy failure stops the run, as in process
+                error = _portable(exc)
+                break
+            if self.store is not None:
+                self.store.put(record_bytes, key=outcome.record_digest)
+                outcome = EpisodeOutcome(outcome.index, outcome.record_digest, None, outcome.metrics_bytes)
+            outcomes.append(outcome)
+        return encode_reply(self.node_id, time.perf_counter() - start, outcomes), error
+
+    def where(self) -> tuple[int, str]:
+        """This worker's process id and Ray node id (used by fault tests and reports)."""
+        return os.getpid(), self.node_id
+
+
+_SUITES: dict[str, Suite] = {}
+"""Suites already fetched by this worker process, by hash (tasks reuse processes)."""
+
+
+def authenticate_chunk(suite_hash: str, suite_holder: list[Any], positions: list[int],
+                       records: list[dict[str, Any]]) -> tuple[list[Any], Any]:
+    """Authenticate records in order, stopping at the first that fails (a Ray task body).
+
+    Args:
+        suite_hash: the suite's hash, the key of the per-process cache.
+        suite_holder: ``[ObjectRef]`` of the suite, fetched only on a cache
+            miss (wrapped in a list so that Ray does not fetch it every call).
+        positions: the position of each record in the whole list (ascending).
+        records: parsed run records.
+
+    Returns:
+        ``(metrics, failure)``: the metrics of every record before the first
+        failure, and None, ``(position, message, field)`` for a record that
+        does not authenticate, or ``(position, exception, None)`` for any
+        other error.
+    """
+    import ray
+
+    from emberbench.episode import authenticate
+
+    suite = _SUITES.get(suite_hash)
+    if suite is None:
+        suite = _SUITES[suite_hash] = ray.get(suite_holder[0])
+    out = []
+    for position, record in zip(positions, records):
+        try:
+            out.append(authenticate(record, suite))
+        except RecordAuthenticationError as exc:
+            return out, (position, str(exc), exc.field)
+        except Exception as exc:  # noqa: BLE001 - re-raised by the driver in list order
+            return out, (position, _portable(exc), None)
+    return out, None
+
+
+def _portable(exc: BaseException) -> BaseException:
+    """The exception itself if it pickles, else a ClusterError carrying its text."""
+    import pickle
+
+    from emberbench.errors import ClusterError
+
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:  # noqa: BLE001 - any pickling problem gets the same fallback
+        return ClusterError(f"{type(exc).__name__}: {exc}")
+
+
+@cache
+def remote_class(cls: type) -> Any:
+    """The Ray actor class of ``cls`` (created once per process)."""
+    import ray
+
+    return ray.remote(cls)
