@@ -44,11 +44,14 @@ class FireTimeline:
             ``x`` (walls do not shield). The distance from ``x`` to the fire
             at step ``s`` is the number of levels with ``reach[x, d] > s``,
             or infinite if even the last level is ``> s``.
+        widest: for each step, how many leading levels can still exceed it
+            (the greatest distance of any cell to the fire at that step).
     """
 
     ignition: np.ndarray
     burning_count: np.ndarray
     reach: np.ndarray
+    widest: np.ndarray
 
     def distances(self, cells: np.ndarray, step: int) -> np.ndarray:
         """L1 distance from each padded cell to the nearest cell burning at ``step``.
@@ -56,7 +59,9 @@ class FireTimeline:
         At least one cell must be burning at ``step`` (``burning_count[step] > 0``);
         the last level of ``reach`` then is ``<= step`` everywhere.
         """
-        return np.count_nonzero(self.reach[cells] > step, axis=1)
+        # No cell is farther than widest[step] levels, so only those columns matter.
+        block = self.reach[cells, : self.widest[step]]
+        return np.count_nonzero(block > step, axis=1)
 
 
 def fire_timeline(scenario: Scenario, seed: int) -> FireTimeline:
@@ -66,9 +71,14 @@ def fire_timeline(scenario: Scenario, seed: int) -> FireTimeline:
     counts = np.bincount(ignition[ignition != NEVER].astype(np.int64), minlength=scenario.max_steps + 1)
     burning_count = np.cumsum(counts[: scenario.max_steps + 1])
     reach = _reach(ignition, g)
-    for arr in (ignition, burning_count, reach):
+    # widest[s]: the number of levels at which some cell is still farther than
+    # step s from the fire, i.e. the largest distance any cell has at step s.
+    column_max = reach.max(axis=0)
+    steps = np.arange(scenario.max_steps + 1)
+    widest = np.count_nonzero(column_max[None, :] > steps[:, None], axis=1)
+    for arr in (ignition, burning_count, reach, widest):
         arr.flags.writeable = False
-    return FireTimeline(ignition=ignition, burning_count=burning_count, reach=reach)
+    return FireTimeline(ignition=ignition, burning_count=burning_count, reach=reach, widest=widest)
 
 
 def _ignition(g: Grid, scenario: Scenario, seed: int) -> np.ndarray:

@@ -34,6 +34,7 @@ from .scenario import Scenario
 INSIDE, EVACUATED, CASUALTY = 0, 1, 2
 _MOVE_BYTES = np.frombuffer(MOVE_CHARS.encode("ascii"), dtype=np.uint8)
 _DASH, _DOT, _W, _C = ord("-"), ord("."), ord("w"), ord("c")
+_NO_CLAIM = np.iinfo(np.int64).max
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +139,7 @@ class Simulation:
         self._blocked_n = 0
         self._congestion = 0
         self._chunk_move = np.empty(n, dtype=np.uint8)
+        self._claim = np.full(g.wall.size, _NO_CLAIM, dtype=np.int64)
         self._chunk_block = np.empty(n, dtype=np.uint8)
 
     # -- what a policy sees -------------------------------------------------
@@ -198,12 +200,12 @@ class Simulation:
         cand = np.flatnonzero(movers & ~wall_blocked)
         status = np.zeros(n, dtype=np.int8)
         if cand.size:
+            # Lowest index wins a contested cell: the minimum claimant per target.
             tc = tgt[cand]
-            order = np.argsort(tc, kind="stable")
-            sorted_t = tc[order]
-            first = np.ones(sorted_t.size, dtype=bool)
-            first[1:] = sorted_t[1:] != sorted_t[:-1]
-            winners = cand[order[first]]
+            claim = self._claim
+            np.minimum.at(claim, tc, cand)
+            winners = cand[claim[tc] == cand]
+            claim[tc] = _NO_CLAIM
             occupant = self.occ[tgt[winners]]
             free = occupant < 0
             status[winners[free]] = 1
