@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -32,9 +32,8 @@ def stats(
     suite: SuiteOption = None,
 ) -> None:
     """Per-metric aggregate statistics of one result (re-verified by replay first)."""
-    from ..atomic import atomic_write_bytes
     from ..results import load_result
-    from ..statistics import aggregate_statistics, render_artifact
+    from ..statistics import aggregate_statistics
     from ..suite import load_suite
     from .cluster_cmd import resolve_address
 
@@ -45,10 +44,7 @@ def stats(
         from cluster import aggregate_on_ray
 
         artifact = aggregate_on_ray(result, s, resamples, workers=workers, address=resolve_address(address))
-    target = out if out is not None else result.with_suffix(".stats.json")
-    atomic_write_bytes(target, artifact.to_json_bytes())
-    render_artifact(artifact.to_dict(), groups=groups)
-    typer.echo(f"statistics written to {target} (sha256 {artifact.digest()})")
+    _save_and_show(artifact, out if out is not None else result.with_suffix(".stats.json"), groups, "statistics")
 
 
 @user_errors
@@ -63,9 +59,8 @@ def compare(
     suite: SuiteOption = None,
 ) -> None:
     """Paired per-metric comparison of two results on identical episodes."""
-    from ..atomic import atomic_write_bytes
     from ..pairing import load_pair
-    from ..statistics import paired_statistics, render_artifact
+    from ..statistics import paired_statistics
     from ..suite import load_suite
     from .cluster_cmd import resolve_address
 
@@ -78,6 +73,14 @@ def compare(
 
         artifact = paired_on_ray(a, b, s, resamples, workers=workers, address=resolve_address(address))
     target = out if out is not None else a.with_name(f"{a.stem}-vs-{b.stem}.compare.json")
+    _save_and_show(artifact, target, groups, "paired statistics")
+
+
+def _save_and_show(artifact: Any, target: Path, groups: str, what: str) -> None:
+    """Write a statistics artifact atomically, print its tables and where it went."""
+    from ..atomic import atomic_write_bytes
+    from ..statistics import render_artifact
+
     atomic_write_bytes(target, artifact.to_json_bytes())
     render_artifact(artifact.to_dict(), groups=groups)
-    typer.echo(f"paired statistics written to {target} (sha256 {artifact.digest()})")
+    typer.echo(f"{what} written to {target} (sha256 {artifact.digest()})")
