@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -83,7 +84,7 @@ def run(
     suite: SuiteOption = None,
 ) -> None:
     """Run a policy on every episode of a manifest and write its result artifact."""
-    from ..errors import ClusterError
+    from ..errors import ClusterError, EmberError, EvaluationError
     from ..manifest import load_manifest
     from ..policies.spec import resolve_policy
     from ..runner import run_evaluation
@@ -104,15 +105,27 @@ def run(
         store = open_store(resolve_store_dir(store_dir))
     common = {"resume": not no_resume, "store": store, "checkpoint_every": checkpoint_every,
               "checkpoint_seconds": checkpoint_seconds}
-    with progress_bar(f"run {model_id}") as bar:
-        if executor == "local":
-            summary = run_evaluation(m, s, factory, model_id, out, progress=bar, **common)
-        else:
-            from cluster import run_on_ray
+    try:
+        with progress_bar(f"run {model_id}") as bar:
+            if executor == "local":
+                summary = run_evaluation(m, s, factory, model_id, out, progress=bar, **common)
+            else:
+                from cluster import run_on_ray
 
-            summary = run_on_ray(m, s, policy, model_id, out, workers=workers, address=resolve_address(address),
-                                 runtime_env=parse_runtime_env(runtime_env), agent_timeout=agent_timeout,
-                                 progress=bar, **common)
+                summary = run_on_ray(m, s, policy, model_id, out, workers=workers, address=resolve_address(address),
+                                     runtime_env=parse_runtime_env(runtime_env), agent_timeout=agent_timeout,
+                                     progress=bar, **common)
+    except (EmberError, OSError):
+        raise
+    except Exception as exc:
+        # A policy's own exception stops the run (completed episodes are kept);
+        # at the command line it is reported in one line, not as a traceback.
+        if os.environ.get("EMBERBENCH_DEBUG"):
+            raise
+        raise EvaluationError(
+            f"the run stopped: the policy raised {type(exc).__name__}: {exc} "
+            f"(completed episodes are kept in {out}; set EMBERBENCH_DEBUG=1 for the traceback)"
+        ) from None
     typer.echo(f"{out}: {summary.completed}/{summary.scheduled} episodes ({summary.ran} run now, "
                f"{summary.resumed} resumed); result digest {summary.result_digest}")
 

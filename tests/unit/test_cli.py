@@ -108,3 +108,31 @@ def test_verify_rejects_a_tampered_artifact_with_one_line(runs, tmp_path) -> Non
     bad.write_bytes(canonical_bytes(data) + b"\n")
     line = one_error_line(invoke("verify", str(bad)))
     assert "episode 2: stored metrics differ" in line
+
+
+def exploding_policy_factory():  # noqa: ANN201
+    """A policy factory whose policy raises on its first observation (used by the CLI test)."""
+    def policy(obs):  # noqa: ANN001, ANN202
+        raise RuntimeError("policy exploded")
+    return policy
+
+
+def test_run_reports_a_policy_exception_in_one_line(runs, tmp_path) -> None:  # noqa: ANN001
+    """A policy exception at the command line is one error line naming it; the artifact is kept."""
+    out = tmp_path / "r.json"
+    result = invoke("run", "--manifest", str(runs / "m.json"), "--policy",
+                    "tests.unit.test_cli:exploding_policy_factory", "--model-id", "boom", "--out", str(out),
+                    "--executor", "local", "--no-store")
+    line = one_error_line(result)
+    assert "the policy raised RuntimeError: policy exploded" in line
+    assert json.loads(out.read_text())["episodes"] == []
+
+
+def test_run_local_with_store_matches_the_api(runs, tmp_path) -> None:  # noqa: ANN001
+    """`emberbench run --executor local --store` writes the same bytes as the library run."""
+    out = tmp_path / "r.json"
+    result = invoke("run", "--manifest", str(runs / "m.json"), "--policy", "greedy", "--model-id", "greedy",
+                    "--out", str(out), "--executor", "local", "--store", str(tmp_path / "store"))
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes() == (runs / "greedy.json").read_bytes()
+    assert "6/6 episodes (6 run now, 0 resumed)" in result.output
