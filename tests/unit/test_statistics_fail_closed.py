@@ -117,3 +117,22 @@ def test_verified_statistics_are_deterministic_and_accept_good_input(results, su
         assert [d for _, d in ma["deltas"]] == [-d for _, d in mb["deltas"]]
     with pytest.raises(StatisticsInputError):
         aggregate_statistics(results["greedy"], suite, 99)
+
+
+def test_model_id_reaches_the_bootstrap_seed_through_the_result_digest(results, suite, tmp_path) -> None:  # noqa: ANN001
+    """Two results that differ only in model id have different digests, hence different bootstrap seeds."""
+    from emberbench.canonical import canonical_bytes
+
+    original = results["greedy"]
+    data = original.to_dict()
+    data["model_id"] = "greedy-renamed"
+    path = tmp_path / "renamed.json"
+    path.write_bytes(canonical_bytes(data) + b"\n")
+    renamed = load_result(path, suite)
+    assert renamed.digest != original.digest
+    seeds_a = [m["mean_ci"]["seed"] for m in aggregate_statistics(original, suite, 100).to_dict()["overall"]["metrics"]
+               if m["mean_ci"]]
+    seeds_b = [m["mean_ci"]["seed"] for m in aggregate_statistics(renamed, suite, 100).to_dict()["overall"]["metrics"]
+               if m["mean_ci"]]
+    assert seeds_a and len(seeds_a) == len(seeds_b)
+    assert all(a != b for a, b in zip(seeds_a, seeds_b))
