@@ -8,6 +8,7 @@ an integer. docs/metrics.md defines each count and metric.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -67,8 +68,9 @@ class EpisodeMetrics:
         }
         for group in GROUP_ORDER:
             out[group] = {}
+        values = metric_fractions(self)
         for m in METRICS:
-            value = metric_fraction(self, m.name)
+            value = values[m.name]
             if value is None:
                 stored: Any = None
             elif m.name == "exits_used":
@@ -83,43 +85,39 @@ def metric_fraction(metrics: EpisodeMetrics, name: str) -> Fraction | None:
     """The exact value of metric ``name`` for one episode, or None where undefined."""
     if name not in METRICS_BY_NAME:
         raise KeyError(f"unknown metric {name!r}")
-    c = metrics.counts_dict()
+    return metric_fractions(metrics)[name]
+
+
+def metric_fractions(metrics: EpisodeMetrics) -> dict[str, Fraction | None]:
+    """Every metric's exact value (or None where undefined), keyed by metric name."""
+    c = dict(metrics.counts)
     pop = c["population"]
-    if name == "evacuated_rate":
-        return Fraction(c["evacuated"], pop)
-    if name == "casualty_rate":
-        return Fraction(c["casualties"], pop)
-    if name == "stranded_rate":
-        return Fraction(c["stranded"], pop)
-    if name == "terminal_trapped_rate":
-        return Fraction(c["terminal_trapped_count"], pop)
-    if name == "mean_person_time_to_safety":
-        return Fraction(c["person_time_to_safety_total"], pop)
-    if name in ("blocked_rate", "congestion_block_rate"):
-        if c["movement_attempts"] == 0:
-            return None
-        key = "blocked_moves" if name == "blocked_rate" else "congestion_blocks"
-        return Fraction(c[key], c["movement_attempts"])
-    if name == "aggregate_path_efficiency":
-        if c["total_cells_moved"] == 0:
-            return None
-        return Fraction(c["total_static_lower_bound"], c["total_cells_moved"])
-    if name == "mean_exposure":
-        total = sum((Fraction(n, d) for d, n in metrics.exposure_histogram), Fraction(0))
-        return total / c["active_person_states"]
-    used = [n for _, n in metrics.exit_counts if n > 0]
-    evacuated = sum(n for _, n in metrics.exit_counts)
-    if name == "exits_used":
-        return Fraction(len(used))
-    if evacuated == 0:
-        return None
-    if name == "max_exit_share":
-        return Fraction(max(used), evacuated)
-    k = len(metrics.exit_counts)
-    if k == 1:
-        return None
-    simpson = 1 - sum(Fraction(n, evacuated) ** 2 for n in used)
-    return simpson / (1 - Fraction(1, k))
+    attempts = c["movement_attempts"]
+    moved = c["total_cells_moved"]
+    # sum over d of count_d / d, over the common denominator lcm(d): exact, no Fraction additions
+    lcm = math.lcm(*(d for d, _ in metrics.exposure_histogram)) if metrics.exposure_histogram else 1
+    exposure = sum(n * (lcm // d) for d, n in metrics.exposure_histogram)
+    counts = [n for _, n in metrics.exit_counts]
+    used = [n for n in counts if n > 0]
+    evacuated = sum(counts)
+    k = len(counts)
+    return {
+        "evacuated_rate": Fraction(c["evacuated"], pop),
+        "casualty_rate": Fraction(c["casualties"], pop),
+        "stranded_rate": Fraction(c["stranded"], pop),
+        "terminal_trapped_rate": Fraction(c["terminal_trapped_count"], pop),
+        "mean_person_time_to_safety": Fraction(c["person_time_to_safety_total"], pop),
+        "blocked_rate": Fraction(c["blocked_moves"], attempts) if attempts else None,
+        "congestion_block_rate": Fraction(c["congestion_blocks"], attempts) if attempts else None,
+        "aggregate_path_efficiency": Fraction(c["total_static_lower_bound"], moved) if moved else None,
+        "mean_exposure": Fraction(exposure, lcm * c["active_person_states"]),
+        "exits_used": Fraction(len(used)),
+        "max_exit_share": Fraction(max(used), evacuated) if evacuated else None,
+        "exit_balance": (
+            (1 - Fraction(sum(n * n for n in used), evacuated * evacuated)) / (1 - Fraction(1, k))
+            if evacuated and k > 1 else None
+        ),
+    }
 
 
 def metrics_from_outcome(scenario: Scenario, outcome: Outcome) -> EpisodeMetrics:

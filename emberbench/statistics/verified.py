@@ -15,8 +15,7 @@ from typing import Any
 
 from ..canonical import canonical_bytes, sha256_hex
 from ..errors import EvaluationError, PairingError, StatisticsInputError
-from ..metric_defs import METRIC_NAMES
-from ..metrics import metric_fraction
+from ..metrics import metric_fractions
 from ..suite import Suite
 from .aggregate import AggregateStatistics, Mapper, aggregate_from_values
 from .inputs import EpisodeValues, StatisticsContext
@@ -78,7 +77,7 @@ def episode_values(result: Any) -> list[EpisodeValues]:
         out.append(EpisodeValues(
             index=e.index, scenario_id=e.entry.scenario_id, termination=m.termination,
             evacuated=m.count("evacuated"), casualties=m.count("casualties"), stranded=m.count("stranded"),
-            values={name: metric_fraction(m, name) for name in METRIC_NAMES},
+            values=metric_fractions(m),
         ))
     return out
 
