@@ -49,13 +49,15 @@ def _crash_loop(cmd: list[str], progress: Path, rng: SplitMix64, env: dict[str, 
     episode without a store; the run journal with one).
     """
     kills = 0
-    for _ in range(60):
+    for attempt in range(60):
         before = _state(progress)
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
         deadline = time.monotonic() + 30
         while _state(progress) == before and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.002)
-        time.sleep(rng.below(40) / 1000)
+        # The first two kills come as soon as progress shows, so that the run is
+        # interrupted at least twice however fast this machine is.
+        time.sleep(0 if attempt < 2 else rng.below(40) / 1000)
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             kills += 1
