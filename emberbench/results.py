@@ -277,6 +277,11 @@ def result_from_dict(data: dict[str, Any], suite: Suite, *, raw: bytes | None = 
         if sha256_hex(canonical_bytes(e["record"])) != digest:
             raise ResultError(f"{at}: record does not match record_digest {digest}")
         parsed.append((entry, digest, record, e["metrics"]))
+    # Checked before the replay (which may already be running on other
+    # workers), so that this serial step overlaps it instead of following it.
+    expected = canonical_bytes(data) + b"\n"
+    if raw is not None and raw != expected:
+        raise ResultError(f"{where}: the artifact is not in canonical form (re-serialization differs)")
     try:
         recomputed = authenticator([e["record"] for e in episodes], suite)
     except RecordAuthenticationError as exc:
@@ -287,9 +292,6 @@ def result_from_dict(data: dict[str, Any], suite: Suite, *, raw: bytes | None = 
             raise ResultError(f"{where}: episode {entry.index}: stored metrics differ from the metrics "
                               "recomputed from the authenticated record")
         out.append(ResultEpisode(entry=entry, record_digest=digest, record=record, metrics=metrics))
-    expected = canonical_bytes(data) + b"\n"
-    if raw is not None and raw != expected:
-        raise ResultError(f"{where}: the artifact is not in canonical form (re-serialization differs)")
     return EvaluationResult(model_id=model_id, manifest=manifest, episodes=tuple(out), digest=sha256_hex(expected))
 
 
