@@ -161,3 +161,19 @@ def test_importing_the_core_and_cli_leaves_ray_out():
             "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_external_agent_on_ray_matches_in_process(ray_cluster, suite, dev_manifest, tmp_path):
+    """A cmd: agent started by Ray workers (one process per episode) writes the in-process bytes."""
+    agent = tmp_path / "stay_agent.py"
+    agent.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    print(json.dumps({p['id']: 'stay' for p in json.loads(line)['people']}), flush=True)\n"
+    )
+    spec = f"cmd:{sys.executable} {agent}"
+    local, on_ray = tmp_path / "local.json", tmp_path / "ray.json"
+    run_evaluation(dev_manifest, suite, spec, "agent", local)
+    _run_ray(suite, dev_manifest, spec, "agent", on_ray, 2, store_dir=tmp_path / "store")
+    assert on_ray.read_bytes() == local.read_bytes()
+    assert load_result(on_ray, suite).episodes[0].metrics.count("evacuated") == 0
