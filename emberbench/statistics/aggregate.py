@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..metric_defs import METRIC_NAMES
-from .artifact import context_header, form_digest, key_dict, metric_definitions, methods, to_json_bytes
+from .artifact import ArtifactForm, context_header, key_dict, shared_sections
 from .bootstrap import BootstrapInterval, bootstrap_interval
 from .descriptive import Descriptive, describe
 from .exact import ExactVector
@@ -152,7 +152,7 @@ class AggregateGroup:
 
 
 @dataclass(frozen=True, slots=True)
-class AggregateStatistics:
+class AggregateStatistics(ArtifactForm):
     """The aggregate statistics artifact of one result.
 
     Attributes:
@@ -187,20 +187,9 @@ class AggregateStatistics:
             "scheduled_episodes": scheduled,
             "observed_episodes": scheduled - len(self.missing_episodes),
             "missing_episodes": [key_dict(k) for k in self.missing_episodes],
-            "metric_definitions": metric_definitions(),
-            "methods": methods(purpose=PURPOSE, resamples=self.resamples),
-            "overall": self.overall.to_dict(),
-            "scenarios": [g.to_dict() for g in self.scenarios],
-            "families": [g.to_dict() for g in self.families],
+            **shared_sections(purpose=PURPOSE, resamples=self.resamples, overall=self.overall,
+                              scenarios=self.scenarios, families=self.families),
         }
-
-    def to_json_bytes(self) -> bytes:
-        """Return the canonical JSON text plus a newline."""
-        return to_json_bytes(self.to_dict())
-
-    def digest(self) -> str:
-        """Return the SHA-256 (hex) of the canonical JSON."""
-        return form_digest(self.to_dict())
 
 
 def aggregate_from_values(

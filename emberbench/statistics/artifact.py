@@ -93,6 +93,34 @@ def methods(*, purpose: str, resamples: int) -> dict[str, Any]:
     }
 
 
+def shared_sections(*, purpose: str, resamples: int, overall: Any, scenarios: Any, families: Any) -> dict[str, Any]:
+    """The sections every statistics artifact ends with: definitions, methods and the groups."""
+    return {
+        "metric_definitions": metric_definitions(),
+        "methods": methods(purpose=purpose, resamples=resamples),
+        "overall": overall.to_dict(),
+        "scenarios": [g.to_dict() for g in scenarios],
+        "families": [g.to_dict() for g in families],
+    }
+
+
+class ArtifactForm:
+    """Saved text and digest of an artifact, derived from its ``to_dict()``."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - provided by each artifact
+        raise NotImplementedError
+
+    def to_json_bytes(self) -> bytes:
+        """Return the canonical JSON text plus a newline."""
+        return to_json_bytes(self.to_dict())
+
+    def digest(self) -> str:
+        """Return the SHA-256 (hex) of the canonical JSON."""
+        return form_digest(self.to_dict())
+
+
 def to_json_bytes(form: dict[str, Any]) -> bytes:
     """Return the saved text of an artifact: canonical JSON and a newline."""
     return canonical_bytes(form) + b"\n"

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..metric_defs import METRIC_NAMES, METRICS_BY_NAME
 from .aggregate import Mapper, serial_map
-from .artifact import context_header, form_digest, key_dict, metric_definitions, methods, to_json_bytes
+from .artifact import ArtifactForm, context_header, key_dict, shared_sections
 from .bootstrap import BootstrapInterval, bootstrap_interval
 from .descriptive import Descriptive, describe
 from .exact import ExactVector
@@ -136,7 +136,7 @@ class PairedGroup:
 
 
 @dataclass(frozen=True, slots=True)
-class PairedStatistics:
+class PairedStatistics(ArtifactForm):
     """The paired statistics artifact of results A and B.
 
     Attributes:
@@ -184,20 +184,9 @@ class PairedStatistics:
             "paired_count": self.paired_count,
             "missing_from_a": [key_dict(k) for k in self.missing_from_a],
             "missing_from_b": [key_dict(k) for k in self.missing_from_b],
-            "metric_definitions": metric_definitions(),
-            "methods": methods(purpose=PURPOSE, resamples=self.resamples),
-            "overall": self.overall.to_dict(),
-            "scenarios": [g.to_dict() for g in self.scenarios],
-            "families": [g.to_dict() for g in self.families],
+            **shared_sections(purpose=PURPOSE, resamples=self.resamples, overall=self.overall,
+                              scenarios=self.scenarios, families=self.families),
         }
-
-    def to_json_bytes(self) -> bytes:
-        """Return the canonical JSON text plus a newline."""
-        return to_json_bytes(self.to_dict())
-
-    def digest(self) -> str:
-        """Return the SHA-256 (hex) of the canonical JSON."""
-        return form_digest(self.to_dict())
 
 
 def paired_from_values(
