@@ -249,11 +249,7 @@ def _validate(s: Scenario, sid: object) -> None:
     exit_cells: dict[tuple[int, int], str] = {}
     seen: set[str] = set()
     for e in s.exits:
-        if not isinstance(e.id, str) or not NAME_RE.match(e.id):
-            raise ScenarioError(f"invalid exit id {e.id!r}")
-        if e.id in seen:
-            raise ScenarioError(f"duplicate exit id {e.id!r}")
-        seen.add(e.id)
+        _new_name("exit", e.id, seen)
         in_bounds(f"exit {e.id!r}", e.row, e.col)
         if (e.row, e.col) in exit_cells:
             raise ScenarioError(f"exits {exit_cells[(e.row, e.col)]!r} and {e.id!r} share cell ({e.row}, {e.col})")
@@ -269,11 +265,7 @@ def _validate(s: Scenario, sid: object) -> None:
     seen = set()
     occupied: dict[tuple[int, int], str] = {}
     for p in s.people:
-        if not isinstance(p.id, str) or not NAME_RE.match(p.id):
-            raise ScenarioError(f"invalid person id {p.id!r}")
-        if p.id in seen:
-            raise ScenarioError(f"duplicate person id {p.id!r}")
-        seen.add(p.id)
+        _new_name("person", p.id, seen)
         in_bounds(f"person {p.id!r}", p.row, p.col)
         cell = (p.row, p.col)
         if cell in exit_cells:
@@ -297,6 +289,15 @@ def _validate(s: Scenario, sid: object) -> None:
         raise ScenarioError("allow_unreachable must be true or false")
     if not s.allow_unreachable:
         _check_reachability(s, exit_cells)
+
+
+def _new_name(kind: str, name: object, seen: set[str]) -> None:
+    """Require a well-formed ``kind`` id not seen before, and remember it."""
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise ScenarioError(f"invalid {kind} id {name!r}")
+    if name in seen:
+        raise ScenarioError(f"duplicate {kind} id {name!r}")
+    seen.add(name)
 
 
 def _check_reachability(s: Scenario, exit_cells: dict[tuple[int, int], str]) -> None:
