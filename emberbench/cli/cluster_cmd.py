@@ -46,6 +46,11 @@ def resolve_address(address: str | None) -> str | None:
     return os.environ.get(ADDRESS_ENV_VAR) or None
 
 
+def replay_on_ray(workers: int | None, address: str | None) -> bool:
+    """Whether a verifying command replays on Ray: only when ``--workers`` or ``--address`` asks for it."""
+    return workers is not None or address is not None
+
+
 def parse_runtime_env(text: str | None) -> dict[str, Any] | None:
     """Parse ``--runtime-env`` JSON (an object) or return None.
 

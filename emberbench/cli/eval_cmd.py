@@ -140,10 +140,10 @@ def verify(
     """Authenticate a result artifact completely (every record replayed)."""
     from ..results import load_result
     from ..suite import load_suite
-    from .cluster_cmd import resolve_address
+    from .cluster_cmd import replay_on_ray, resolve_address
 
     s = load_suite(suite)
-    if workers is None and address is None:
+    if not replay_on_ray(workers, address):
         r = load_result(path, s)
     else:
         from cluster import verify_on_ray

@@ -35,10 +35,10 @@ def stats(
     from ..results import load_result
     from ..statistics import aggregate_statistics
     from ..suite import load_suite
-    from .cluster_cmd import resolve_address
+    from .cluster_cmd import replay_on_ray, resolve_address
 
     s = load_suite(suite)
-    if workers is None and address is None:
+    if not replay_on_ray(workers, address):
         artifact = aggregate_statistics(load_result(result, s), s, resamples)
     else:
         from cluster import aggregate_on_ray
@@ -62,10 +62,10 @@ def compare(
     from ..pairing import load_pair
     from ..statistics import paired_statistics
     from ..suite import load_suite
-    from .cluster_cmd import resolve_address
+    from .cluster_cmd import replay_on_ray, resolve_address
 
     s = load_suite(suite)
-    if workers is None and address is None:
+    if not replay_on_ray(workers, address):
         ra, rb = load_pair(a, b, s)
         artifact = paired_statistics(ra, rb, s, resamples)
     else:

@@ -167,9 +167,9 @@ def audit(
     """Re-verify every stored result artifact with full replay authentication."""
     from ..audit import audit_store
     from ..suite import load_suite
-    from .cluster_cmd import resolve_address
+    from .cluster_cmd import replay_on_ray, resolve_address
 
-    if workers is None and address is None:
+    if not replay_on_ray(workers, address):
         verdicts = audit_store(_open(store_dir), load_suite(suite))
     else:
         from cluster import audit_on_ray
