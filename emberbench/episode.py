@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .actions import encode_action
+from .canonical import canonical_bytes
 from .errors import RecordAuthenticationError, SuiteError
 from .metrics import EpisodeMetrics, metrics_from_outcome
 from .observation import Observation
@@ -112,8 +113,9 @@ def authenticate(record: RunRecord | dict[str, Any], suite: Any) -> EpisodeMetri
         RecordAuthenticationError: naming the field or step that differs.
     """
     if isinstance(record, RunRecord):
-        given_bytes = record.canonical_bytes()
-        parsed = record_from_dict(record.to_dict())
+        as_dict = record.to_dict()
+        given_bytes = canonical_bytes(as_dict)
+        parsed = record_from_dict(as_dict)
     else:
         parsed = record_from_dict(record)
         given_bytes = None
@@ -138,7 +140,7 @@ def authenticate_bytes(data: bytes, suite: Any, *, where: str = "record") -> Epi
         RecordAuthenticationError: the text is not the record's canonical form,
             or the record fails :func:`authenticate`.
     """
-    from .canonical import CanonicalFormError, canonical_bytes, parse_json_strict
+    from .canonical import CanonicalFormError, parse_json_strict
 
     body = data[:-1] if data.endswith(b"\n") else data
     try:

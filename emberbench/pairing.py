@@ -15,7 +15,7 @@ from typing import Any
 from .canonical import canonical_bytes
 from .errors import PairingError
 from .manifest import EvaluationManifest
-from .results import EvaluationResult, load_result, read_result_manifest
+from .results import EvaluationResult, read_result_manifest, result_from_dict
 from .suite import Suite
 from .versions import PAIRING_VERSION
 
@@ -82,8 +82,14 @@ def pair_results(a: EvaluationResult, b: EvaluationResult) -> PairingReport:
 
 
 def load_pair(path_a: str | Path, path_b: str | Path, suite: Suite, **load_kwargs: Any) -> tuple[EvaluationResult, EvaluationResult]:
-    """Load two artifacts for comparison: manifests are compared before any replay."""
-    manifest_a = read_result_manifest(path_a)[0]
-    manifest_b = read_result_manifest(path_b)[0]
-    require_same_manifest(manifest_a, manifest_b)
-    return load_result(path_a, suite, **load_kwargs), load_result(path_b, suite, **load_kwargs)
+    """Load two artifacts for comparison: manifests are compared before any replay.
+
+    Each file is read and parsed once; ``load_kwargs`` (an ``authenticator``)
+    go to :func:`~emberbench.results.result_from_dict`.
+    """
+    read_a, read_b = read_result_manifest(path_a), read_result_manifest(path_b)
+    require_same_manifest(read_a[0], read_b[0])
+    return tuple(  # type: ignore[return-value]
+        result_from_dict(data, suite, raw=raw, where=str(path), **load_kwargs)
+        for path, (_, _, data, raw) in ((path_a, read_a), (path_b, read_b))
+    )
