@@ -200,9 +200,7 @@ class ArtifactSink:
         self.manifest, self.model_id, self.out = manifest, model_id, out
         self.done: dict[int, bytes] = {}
         self.digest = ""
-        if out.exists():
-            if not resume:
-                raise ResumeError(f"{out} exists and resume is off; an existing artifact is never overwritten")
+        if output_exists(out, resume):
             existing = load_result(out, suite)
             check_resumable(existing.manifest.hash, existing.model_id, manifest, model_id, out)
             for e in existing.episodes:
@@ -211,8 +209,6 @@ class ArtifactSink:
                                                    canonical_bytes(e.metrics.to_dict()))
             self.digest = existing.digest
         else:
-            if not out.parent.exists():
-                raise ResultError(f"{out.parent}: output folder does not exist")
             self._save()
 
     def add(self, outcome: EpisodeOutcome) -> None:
@@ -229,6 +225,22 @@ class ArtifactSink:
 
     def close(self) -> None:
         pass
+
+
+def output_exists(out: Path, resume: bool) -> bool:
+    """Whether there is an artifact to resume at ``out``.
+
+    Raises:
+        ResumeError: it exists and ``resume`` is False (it is never overwritten).
+        ResultError: it does not exist and neither does its folder.
+    """
+    if out.exists():
+        if not resume:
+            raise ResumeError(f"{out} exists and resume is off; an existing artifact is never overwritten")
+        return True
+    if not out.parent.exists():
+        raise ResultError(f"{out.parent}: output folder does not exist")
+    return False
 
 
 def check_resumable(found_hash: str, found_model: str, manifest: EvaluationManifest, model_id: str,

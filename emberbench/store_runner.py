@@ -22,7 +22,7 @@ from typing import Any
 
 from .atomic import atomic_write_bytes
 from .canonical import canonical_bytes, parse_json_strict
-from .errors import ResultError, ResumeError, StoreUsageError
+from .errors import ResultError, StoreUsageError
 from .manifest import EvaluationManifest
 from .results import artifact_chunks, episode_chunk, load_result
 from .suite import Suite
@@ -78,16 +78,12 @@ class StoreSink:
         self.name = journal_name(manifest.hash, model_id)
         self.done: dict[int, tuple[str, bytes]] = {}
         self.digest = ""
-        if out.exists():
-            if not resume:
-                raise ResumeError(f"{out} exists and resume is off; an existing artifact is never overwritten")
-            header = read_artifact_header(out)
-            from .runner import check_resumable
+        from .runner import check_resumable, output_exists
 
+        if output_exists(out, resume):
+            header = read_artifact_header(out)
             check_resumable(header.get("evaluation_manifest_hash", ""), header.get("model_id", ""),
                             manifest, model_id, out)
-        elif not out.parent.exists():
-            raise ResultError(f"{out.parent}: output folder does not exist")
         try:
             self.journal = store.open_journal(self.name, create=True)
         except LockError:

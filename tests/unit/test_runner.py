@@ -204,3 +204,20 @@ def test_progress_reports_each_episode(tmp_path, suite, small_manifest) -> None:
     run_evaluation(small_manifest, suite, "stay", "m", tmp_path / "r.json", progress=lambda d, t: calls.append((d, t)))
     n = len(small_manifest.episodes)
     assert calls == [(i, n) for i in range(n + 1)]
+
+
+def test_store_run_refuses_the_same_outputs(tmp_path, suite, small_manifest) -> None:  # noqa: ANN001
+    """With a store too: an existing artifact is not overwritten without resume, nor written to a missing folder."""
+    from emberbench.store_runner import open_store
+
+    store = open_store(tmp_path / "store")
+    out = tmp_path / "r.json"
+    run_evaluation(small_manifest, suite, "stay", "m", out, store=store)
+    before = out.read_bytes()
+    with pytest.raises(ResumeError, match="never overwritten"):
+        run_evaluation(small_manifest, suite, "stay", "m", out, resume=False, store=store)
+    with pytest.raises(ResumeError, match="belongs to model id 'm', not 'other'"):
+        run_evaluation(small_manifest, suite, "stay", "other", out, store=store)
+    with pytest.raises(ResultError, match="output folder does not exist"):
+        run_evaluation(small_manifest, suite, "stay", "m", tmp_path / "nope" / "r.json", store=store)
+    assert out.read_bytes() == before
