@@ -49,6 +49,19 @@ def serial_map(function: Callable[[Any], Any], jobs: Sequence[Any]) -> list[Any]
     return [function(job) for job in jobs]
 
 
+def run_metric_jobs(mapper: Mapper | None, function: Callable[[Any], Any], jobs: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """Run one job per (group, metric), groups outer and metrics inner; return each group's results.
+
+    Raises:
+        ValueError: the mapper did not return one result per job.
+    """
+    results = list((mapper or serial_map)(function, jobs))
+    if len(results) != len(jobs):
+        raise ValueError("the mapper must return one result per job")
+    width = len(METRIC_NAMES)
+    return [tuple(results[k:k + width]) for k in range(0, len(results), width)]
+
+
 @dataclass(frozen=True, slots=True)
 class Robustness:
     """Raw episode counts of one group (no rates).
@@ -262,14 +275,11 @@ def aggregate_from_values(
             )
             jobs.append((name, [e.values[name] for e in defined], [floats[name][e.index] for e in defined],
                          len(group.keys), len(observed), seed, resamples))
-    summaries = list((mapper or serial_map)(summarize_metric_job, jobs))
-    if len(summaries) != len(jobs):
-        raise ValueError("the mapper must return one result per job")
-    width = len(METRIC_NAMES)
+    per_group = run_metric_jobs(mapper, summarize_metric_job, jobs)
     built = [
         AggregateGroup(kind=group.kind, name=group.name, episode_indices=indices, missing_indices=missing,
-                       robustness=robustness, metrics=tuple(summaries[k * width:(k + 1) * width]))
-        for k, (group, indices, missing, robustness) in enumerate(heads)
+                       robustness=robustness, metrics=metrics)
+        for (group, indices, missing, robustness), metrics in zip(heads, per_group)
     ]
     missing_keys = tuple(key for key in ctx.scheduled if key[0] not in by_index)
     return AggregateStatistics(

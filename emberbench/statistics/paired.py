@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..metric_defs import METRIC_NAMES, METRICS_BY_NAME
-from .aggregate import Mapper, serial_map
+from .aggregate import Mapper, run_metric_jobs
 from .artifact import ArtifactForm, context_header, key_dict, shared_sections
 from .bootstrap import BootstrapInterval, bootstrap_interval
 from .descriptive import Descriptive, describe
@@ -259,13 +259,10 @@ def paired_from_values(
             )
             pairs = tuple((i, deltas[name][i]) for i in paired if i in deltas[name])
             jobs.append((name, pairs, len(paired), len(lacks_a), len(lacks_b), seed, resamples))
-    results = list((mapper or serial_map)(compare_metric_job, jobs))
-    if len(results) != len(jobs):
-        raise ValueError("the mapper must return one result per job")
-    width = len(METRIC_NAMES)
+    per_group = run_metric_jobs(mapper, compare_metric_job, jobs)
     built = [
-        PairedGroup(group.kind, group.name, paired, lacks_a, lacks_b, tuple(results[k * width:(k + 1) * width]))
-        for k, (group, paired, lacks_a, lacks_b) in enumerate(heads)
+        PairedGroup(group.kind, group.name, paired, lacks_a, lacks_b, metrics)
+        for (group, paired, lacks_a, lacks_b), metrics in zip(heads, per_group)
     ]
     return PairedStatistics(
         context=ctx,
