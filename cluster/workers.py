@@ -53,7 +53,7 @@ class EpisodeWorker:
         self.suite_hash = ""
         self.store = None
         if store_root is not None:
-            from store import Store
+            from emberbench.store import Store
 
             self.store = Store.open(store_root)
         self.node_id = _node_id()

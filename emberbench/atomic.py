@@ -1,4 +1,9 @@
-"""The one atomic file writer.
+"""The one output policy and the one atomic file writer.
+
+Output policy: a writer only ever creates or replaces a *regular* file. An
+existing target that is anything else (a symbolic link, a FIFO, a device, a
+socket, a folder) is refused before anything is written
+(:func:`check_output_path`), so no command can turn ``/dev/null`` into a file.
 
 A write goes to a temporary file ``.<name>.<random>.tmp`` in the target's own
 folder, is flushed and fsynced, renamed over the target with ``os.replace``,
@@ -10,9 +15,12 @@ which no reader ever opens.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+
+from .errors import OutputPathError
 
 
 def _default_mode() -> int:
@@ -34,13 +42,34 @@ def fsync_dir(folder: str | os.PathLike[str]) -> None:
         os.close(fd)
 
 
+def check_output_path(path: str | os.PathLike[str]) -> Path:
+    """Apply the output policy to ``path``: nothing, or a regular file (never followed through a link).
+
+    Raises:
+        OutputPathError: something other than a regular file is there.
+    """
+    target = Path(path)
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        return target
+    except OSError as exc:
+        raise OutputPathError(f"{target}: cannot check the output path: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        from .input_policy import describe_path
+
+        raise OutputPathError(f"{target} is {describe_path(target)}; EMBERBench writes only regular files "
+                              "and never replaces anything else")
+    return target
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes | Iterable[bytes]) -> None:
     """Write ``data`` (bytes, or an iterable of byte chunks) to ``path`` atomically.
 
-    The temporary file is removed if anything fails before the rename; the
-    original error propagates.
+    The target must pass :func:`check_output_path`. The temporary file is
+    removed if anything fails before the rename; the original error propagates.
     """
-    target = Path(path)
+    target = check_output_path(path)
     folder = target.parent if str(target.parent) else Path(".")
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     try:

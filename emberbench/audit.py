@@ -29,7 +29,7 @@ def audit_store(store: Any, suite: Suite, *, authenticator: Authenticator = auth
     must hash to its key, and must pass every check of the result loader,
     including replay of every record. Verdicts come in ref-name order.
     """
-    from store import StoreError
+    from emberbench.store import StoreError
 
     verdicts = []
     for name, key in sorted(store.refs.items()):

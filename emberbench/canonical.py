@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from .errors import CanonicalFormError
+from .input_policy import check_json_depth
 
 _ENCODER = json.JSONEncoder(
     sort_keys=True,
@@ -58,7 +59,10 @@ def is_sha256_hex(text: object) -> bool:
 
 
 def parse_json_strict(text: str | bytes, *, where: str) -> Any:
-    """Parse JSON, refusing NaN/Infinity and duplicate object keys.
+    """Parse JSON, refusing NaN/Infinity, duplicate object keys and nesting deeper than 64 levels.
+
+    The nesting cap (:func:`emberbench.input_policy.check_json_depth`) runs
+    before the parser, so no input can make it recurse without bound.
 
     Args:
         text: the JSON text.
@@ -76,6 +80,7 @@ def parse_json_strict(text: str | bytes, *, where: str) -> Any:
             out[key] = val
         return out
 
+    check_json_depth(text, where=where)
     try:
         return json.loads(text, parse_constant=no_constants, object_pairs_hook=unique_pairs)
     except CanonicalFormError:

@@ -20,6 +20,14 @@ class CanonicalFormError(EmberError, ValueError):
     """A value or a text is not valid (canonical) JSON."""
 
 
+class InputFileError(EmberError, ValueError):
+    """An input file breaks the input policy: not a regular file, too large, or unreadable."""
+
+
+class OutputPathError(EmberError, ValueError):
+    """An output path is refused by the output policy (it is not a regular file, or is a link)."""
+
+
 class ScenarioError(EmberError, ValueError):
     """A scenario file or scenario value is invalid."""
 

@@ -32,7 +32,7 @@ TAIL_MARKER = b'],"evaluation_manifest_hash":"'
 
 def result_ref_name(manifest_hash: str, model_id: str) -> str:
     """The ref under which a complete artifact of (manifest, model) is stored."""
-    from store import journal_name
+    from emberbench.store import journal_name
 
     return f"results/{journal_name(manifest_hash, model_id)}"
 
@@ -71,7 +71,7 @@ class StoreSink:
 
     def __init__(self, store: Any, manifest: EvaluationManifest, model_id: str, out: Path, *, resume: bool,
                  every: int, seconds: float, suite: Suite) -> None:
-        from store import LockError, journal_name
+        from emberbench.store import LockError, journal_name
 
         self.store, self.manifest, self.model_id, self.out = store, manifest, model_id, out
         self.every, self.seconds = every, seconds
@@ -169,7 +169,7 @@ class StoreSink:
         try:
             data = self._write_artifact()
             if data is not None and not self.finished:
-                from store import Codec
+                from emberbench.store import Codec
 
                 key = self.store.put(data, codec=Codec.ZLIB)
                 self.store.refs.set(result_ref_name(self.manifest.hash, self.model_id), key)
@@ -180,7 +180,7 @@ class StoreSink:
 
 def open_store(path: str | Path, *, create: bool = True) -> Any:
     """Open (or create) the object store at ``path``."""
-    from store import Store, StoreError
+    from emberbench.store import Store, StoreError
 
     try:
         return Store.open(Path(path), create=create)

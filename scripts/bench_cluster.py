@@ -77,8 +77,8 @@ def main() -> None:
         reference = (base / "local.json").read_bytes()
         rows.append(("in-process", local_s, ""))
 
-        from cluster import RayAuthenticator, RayExecutor, ray_session
-        from cluster.commands import load_on_ray
+        from emberbench.cluster import RayAuthenticator, RayExecutor, ray_session
+        from emberbench.cluster.commands import load_on_ray
 
         session = ray_session(workers=2)
         init_s, _ = timed(session.__enter__)  # Ray start-up, reported apart

@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from store import Codec, Store  # noqa: E402
+from emberbench.store import Codec, Store  # noqa: E402
 
 
 def make_records(count: int, seed: int) -> list[bytes]:

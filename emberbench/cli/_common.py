@@ -23,7 +23,7 @@ def fail(message: str, code: int = 1) -> typer.Exit:
 
 def _is_store_error(exc: BaseException) -> bool:
     # Imported lazily: the core never imports the store package at module level.
-    from store.errors import StoreError
+    from emberbench.store.errors import StoreError
 
     return isinstance(exc, StoreError)
 

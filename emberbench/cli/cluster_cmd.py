@@ -83,7 +83,7 @@ def submit(
     runtime_env: RuntimeEnvOption = None,
 ) -> None:
     """Send an emberbench command to a Ray cluster as a Ray Job: submit --address URL -- run ..."""
-    from cluster import submit as jobs
+    from emberbench.cluster import submit as jobs
 
     if job is None:
         job = jobs.submit(address, list(ctx.args), working_dir=working_dir, runtime_env=parse_runtime_env(runtime_env))

@@ -110,7 +110,7 @@ def run(
             if executor == "local":
                 summary = run_evaluation(m, s, factory, model_id, out, progress=bar, **common)
             else:
-                from cluster import run_on_ray
+                from emberbench.cluster import run_on_ray
 
                 summary = run_on_ray(m, s, policy, model_id, out, workers=workers, address=resolve_address(address),
                                      runtime_env=parse_runtime_env(runtime_env), agent_timeout=agent_timeout,
@@ -146,7 +146,7 @@ def verify(
     if not replay_on_ray(workers, address):
         r = load_result(path, s)
     else:
-        from cluster import verify_on_ray
+        from emberbench.cluster import verify_on_ray
 
         r = verify_on_ray(path, s, workers=workers, address=resolve_address(address))
     typer.echo(f"ok: {path}: model {r.model_id!r}, {len(r.episodes)}/{len(r.manifest.episodes)} episodes "

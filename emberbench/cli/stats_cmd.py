@@ -41,7 +41,7 @@ def stats(
     if not replay_on_ray(workers, address):
         artifact = aggregate_statistics(load_result(result, s), s, resamples)
     else:
-        from cluster import aggregate_on_ray
+        from emberbench.cluster import aggregate_on_ray
 
         artifact = aggregate_on_ray(result, s, resamples, workers=workers, address=resolve_address(address))
     _save_and_show(artifact, out if out is not None else result.with_suffix(".stats.json"), groups, "statistics")
@@ -69,7 +69,7 @@ def compare(
         ra, rb = load_pair(a, b, s)
         artifact = paired_statistics(ra, rb, s, resamples)
     else:
-        from cluster import paired_on_ray
+        from emberbench.cluster import paired_on_ray
 
         artifact = paired_on_ray(a, b, s, resamples, workers=workers, address=resolve_address(address))
     target = out if out is not None else a.with_name(f"{a.stem}-vs-{b.stem}.compare.json")

@@ -50,7 +50,7 @@ def resolve_store_dir(store_dir: Path | None) -> Path:
 
 
 def _open(store_dir: Path | None):  # noqa: ANN202 - the store type is imported lazily
-    from store import Store
+    from emberbench.store import Store
 
     return Store.open(resolve_store_dir(store_dir))
 
@@ -80,7 +80,7 @@ def cat(
     verify_data: Annotated[bool, typer.Option("--verify-data", help="Re-hash the content against its key.")] = False,
 ) -> None:
     """Write an object's raw bytes to stdout (checked before a byte is written)."""
-    from store import validate_key
+    from emberbench.store import validate_key
 
     st = _open(store_dir)
     try:
@@ -103,7 +103,7 @@ def fsck(
     ] = False,
 ) -> None:
     """Check every object's frame and checksum (and more, by level). Exit 1 on damage."""
-    from store import fsck as run_fsck
+    from emberbench.store import fsck as run_fsck
 
     report = run_fsck(
         _open(store_dir), verify_data=verify_data, connectivity=connectivity, quarantine=not no_quarantine
@@ -140,8 +140,8 @@ def gc(
     apply: Annotated[bool, typer.Option("--apply", help="Delete for real (default: dry run).")] = False,
 ) -> None:
     """Delete unreferenced objects older than the grace period (dry run unless --apply)."""
-    from store import DEFAULT_GRACE_SECONDS
-    from store import gc as run_gc
+    from emberbench.store import DEFAULT_GRACE_SECONDS
+    from emberbench.store import gc as run_gc
 
     report = run_gc(
         _open(store_dir), grace_seconds=DEFAULT_GRACE_SECONDS if grace is None else grace, apply=apply
@@ -172,7 +172,7 @@ def audit(
     if not replay_on_ray(workers, address):
         verdicts = audit_store(_open(store_dir), load_suite(suite))
     else:
-        from cluster import audit_on_ray
+        from emberbench.cluster import audit_on_ray
 
         verdicts = audit_on_ray(_open(store_dir), load_suite(suite), workers=workers,
                                 address=resolve_address(address))

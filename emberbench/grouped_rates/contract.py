@@ -84,6 +84,7 @@ READER_SOURCES = (
     "emberbench/grouped_rates/report.py",
     "emberbench/grouped_rates/resampling.py",
     "emberbench/grouped_rates/sampler.py",
+    "emberbench/input_policy.py",
 )
 """Every file the reader executes, relative to the repository root, in bound order."""
 

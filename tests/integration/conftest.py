@@ -42,7 +42,7 @@ def ray_token(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture(scope="session")
 def ray_cluster(ray_token: Path) -> Iterator[object]:
     """The shared embedded Ray session (2 CPUs); yields its :class:`cluster.ClusterInfo`."""
-    from cluster import ray_session
+    from emberbench.cluster import ray_session
 
     # Workers import test policies as ``tests.integration.cluster_policies``.
     runtime_env = {"env_vars": {"PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}}

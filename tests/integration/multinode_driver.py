@@ -21,7 +21,7 @@ from pathlib import Path
 def main(out_dir: Path) -> None:
     from ray.cluster_utils import Cluster
 
-    from cluster import RayExecutor, ray_session
+    from emberbench.cluster import RayExecutor, ray_session
     from emberbench.manifest import build_manifest
     from emberbench.runner import run_evaluation
     from emberbench.store_runner import open_store

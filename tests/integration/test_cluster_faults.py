@@ -26,7 +26,7 @@ POLICIES = "tests.integration.cluster_policies"
 
 
 def _journal_indices(store, manifest, model_id: str) -> list[int]:
-    from store import journal_name
+    from emberbench.store import journal_name
 
     state = store.read_journal(journal_name(manifest.hash, model_id))
     return [int(e.data["index"]) for e in state.entries]
@@ -34,7 +34,7 @@ def _journal_indices(store, manifest, model_id: str) -> list[int]:
 
 def test_worker_sigkilled_mid_run(ray_cluster, suite, dev_manifest, reference, tmp_path):
     """SIGKILL one worker after 20 episodes: Ray restarts it, its episodes are rerun, bytes identical."""
-    from cluster import RayExecutor
+    from emberbench.cluster import RayExecutor
 
     store = open_store(tmp_path / "st")
     out = tmp_path / "r.json"
@@ -59,7 +59,7 @@ def test_worker_sigkilled_mid_run(ray_cluster, suite, dev_manifest, reference, t
 
 def test_poison_episode_is_named_then_resume_after_fix(ray_cluster, suite, dev_manifest, reference, tmp_path):
     """A policy that kills its worker on one scenario: 3 attempts, a clear error, kept episodes, resume."""
-    from cluster import RayExecutor
+    from emberbench.cluster import RayExecutor
 
     store = open_store(tmp_path / "st")
     out = tmp_path / "r.json"
@@ -81,7 +81,7 @@ def test_poison_episode_is_named_then_resume_after_fix(ray_cluster, suite, dev_m
 
 def test_policy_exception_stops_the_run_as_in_process(ray_cluster, suite, dev_manifest, tmp_path):
     """A policy exception is not retried: the same exception as in process, the target never journaled."""
-    from cluster import RayExecutor
+    from emberbench.cluster import RayExecutor
 
     spec = f"{POLICIES}:raising"
     with pytest.raises(ValueError) as local:
@@ -101,7 +101,7 @@ def test_policy_exception_stops_the_run_as_in_process(ray_cluster, suite, dev_ma
 def test_coordinator_sigkilled_resumes_from_journal(ray_cluster, dev_manifest, reference, tmp_path):
     """SIGKILL the `emberbench run` process mid-run; a second run resumes from the journal, bytes identical."""
     from emberbench.manifest import write_manifest
-    from store import Store
+    from emberbench.store import Store
 
     write_manifest(dev_manifest, tmp_path / "m.json")
     cmd = [sys.executable, "-m", "emberbench.cli.main", "run", "--manifest", str(tmp_path / "m.json"),

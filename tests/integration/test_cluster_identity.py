@@ -24,7 +24,7 @@ pytestmark = pytest.mark.ray
 
 
 def _run_ray(suite, manifest, policy, model_id, out: Path, workers: int, *, store_dir: Path | None):
-    from cluster import RayExecutor
+    from emberbench.cluster import RayExecutor
 
     store = None if store_dir is None else open_store(store_dir)
     with RayExecutor(suite, policy, workers=workers, store_root=None if store is None else store.root) as ex:
@@ -51,7 +51,7 @@ def test_ray_without_store_returns_records_and_matches(ray_cluster, suite, dev_m
 
 def test_statistics_are_byte_identical_on_ray(ray_cluster, suite, dev_manifest, reference, tmp_path):
     """stats and compare with parallel replay and the Ray reducer give the in-process bytes."""
-    from cluster import RayAuthenticator, RayMapper
+    from emberbench.cluster import RayAuthenticator, RayMapper
 
     (tmp_path / "g.json").write_bytes(reference("greedy", "g"))
     (tmp_path / "f.json").write_bytes(reference("fire-aware", "f"))
@@ -111,7 +111,7 @@ def _tamper(data: bytes, positions: list[int]) -> bytes:
 
 def test_parallel_verify_gives_the_in_process_verdict(ray_cluster, suite, reference, tmp_path):
     """Two tampered records (positions 45 and 7): both verifiers name episode 7 with the same message."""
-    from cluster import RayAuthenticator
+    from emberbench.cluster import RayAuthenticator
 
     bad = tmp_path / "bad.json"
     bad.write_bytes(_tamper(reference("greedy", "g"), [45, 7]))
@@ -125,7 +125,7 @@ def test_parallel_verify_gives_the_in_process_verdict(ray_cluster, suite, refere
 
 def test_parallel_audit_gives_the_in_process_verdicts(ray_cluster, suite, dev_manifest, tmp_path):
     """store audit with parallel replay lists the same verdicts as in process."""
-    from cluster import RayAuthenticator
+    from emberbench.cluster import RayAuthenticator
     from emberbench.audit import audit_store
 
     store = open_store(tmp_path / "st")
@@ -147,7 +147,7 @@ def test_embedded_ray_binds_loopback_with_token_auth(ray_cluster):
 
 def test_other_auth_modes_are_refused(monkeypatch):
     """RAY_AUTH_MODE=disabled is refused with a clear error before Ray is touched."""
-    from cluster.session import require_token_auth
+    from emberbench.cluster.session import require_token_auth
     from emberbench.errors import ClusterError
 
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")

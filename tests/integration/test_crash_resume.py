@@ -83,7 +83,7 @@ def test_sigkill_at_several_points_then_resume_is_byte_identical(tmp_path, suite
     args += ["--no-store"] if mode == "no-store" else ["--store", str(tmp_path / "store")]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     if mode == "store":
-        from store import journal_name
+        from emberbench.store import journal_name
 
         progress = tmp_path / "store" / "journals" / f"{journal_name(manifest.hash, 'crashy')}.journal"
     else:
@@ -94,7 +94,7 @@ def test_sigkill_at_several_points_then_resume_is_byte_identical(tmp_path, suite
     leftovers = [p.name for p in out.parent.iterdir() if p != out]
     assert all(name.startswith(".result.json.") and name.endswith(".tmp") for name in leftovers), leftovers
     if mode == "store":
-        from store import Store, fsck
+        from emberbench.store import Store, fsck
 
         report = fsck(Store.open(tmp_path / "store"), verify_data=True, connectivity=True, quarantine=False)
         assert report.ok

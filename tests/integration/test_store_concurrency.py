@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from store import Store, fsck, gc, key_of
+from emberbench.store import Store, fsck, gc, key_of
 
 pytestmark = pytest.mark.slow
 
@@ -62,7 +62,7 @@ def test_racing_writers_overlapping_keys(tmp_path: Path) -> None:
 _KILLED_WRITER = textwrap.dedent(
     """
     import os, random, sys
-    from store import Store
+    from emberbench.store import Store
     st = Store.open(sys.argv[1])
     rng = random.Random(int(sys.argv[2]))
     with st.open_journal("run", timeout=30) as journal:

@@ -69,6 +69,6 @@ def test_core_import_leaves_ray_and_store_out() -> None:
 
     code = ("import sys, emberbench, emberbench.episode, emberbench.results, emberbench.runner, "
             "emberbench.statistics, emberbench.cli.main; "
-            "print(sorted(m for m in ('ray', 'store', 'cluster') if m in sys.modules))")
+            "print(sorted(m for m in ('ray', 'emberbench.store', 'emberbench.cluster') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

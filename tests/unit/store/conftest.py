@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from store import Store
+from emberbench.store import Store
 
 
 @pytest.fixture

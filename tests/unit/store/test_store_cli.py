@@ -11,7 +11,7 @@ from conftest import age
 from typer.testing import CliRunner
 
 from emberbench.cli import store_cmd
-from store import Store
+from emberbench.store import Store
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from store import IntegrityError, ObjectNotFoundError, Store, fsck, key_of
-from store.frame import Codec, encode_frame
+from emberbench.store import IntegrityError, ObjectNotFoundError, Store, fsck, key_of
+from emberbench.store.frame import Codec, encode_frame
 
 DATA = b'{"index":3,"actions":["N","E","stay"],"seed":12345}'
 

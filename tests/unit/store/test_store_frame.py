@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from store import Codec, IntegrityError, key_of
-from store.frame import HEADER_LENGTH, decode_frame, encode_frame
+from emberbench.store import Codec, IntegrityError, key_of
+from emberbench.store.frame import HEADER_LENGTH, decode_frame, encode_frame
 
 DATA = b'{"hello":"world"}'
 KEY = key_of(DATA)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from store import Store, fsck, key_of
+from emberbench.store import Store, fsck, key_of
 
 
 def test_clean_store(store: Store) -> None:

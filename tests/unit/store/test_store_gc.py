@@ -8,8 +8,8 @@ import time
 import pytest
 from conftest import age
 
-from store import JournalCorruptError, LockError, Store, gc
-from store import lock as store_lock
+from emberbench.store import JournalCorruptError, LockError, Store, gc
+from emberbench.store import lock as store_lock
 
 
 def _scene(store: Store) -> dict[str, str]:
@@ -112,7 +112,7 @@ def test_writer_between_mark_and_sweep(store: Store, monkeypatch: pytest.MonkeyP
     import importlib
     import types
 
-    gc_module = importlib.import_module("store.gc")  # the package re-exports gc() under the same name
+    gc_module = importlib.import_module("emberbench.store.gc")  # the package re-exports gc() under the same name
     key = store.put(b"old but wanted")
     age(store, key, 7200)
     real_locked = gc_module.lock.locked

@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from store import Store, StoreIOError, fsck, key_of
+from emberbench.store import Store, StoreIOError, fsck, key_of
 
 DATA = b'{"record": "bytes"}' * 50
 ERRNOS = [errno.ENOSPC, errno.EIO]

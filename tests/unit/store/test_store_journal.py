@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from store import JournalCorruptError, JournalError, LockError, ObjectNotFoundError, Store, journal_name
-from store.journal import HEADER, parse
+from emberbench.store import JournalCorruptError, JournalError, LockError, ObjectNotFoundError, Store, journal_name
+from emberbench.store.journal import HEADER, parse
 
 KEY = "93a23971a914e5eacbf0a8d25154cda309c3c1c72fbb9914d47c60f3cb681588"
 # Golden journal: one entry {"index": 0, "digest": KEY} referencing KEY, then a finish marker.

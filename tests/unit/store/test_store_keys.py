@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from store import InvalidKeyError, InvalidNameError, journal_name, key_of, validate_journal_name, validate_key, validate_ref_name
+from emberbench.store import InvalidKeyError, InvalidNameError, journal_name, key_of, validate_journal_name, validate_key, validate_ref_name
 
 GOOD_KEY = hashlib.sha256(b"x").hexdigest()
 

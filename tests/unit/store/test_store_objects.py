@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import age
 
-from store import (
+from emberbench.store import (
     Codec,
     IntegrityError,
     InvalidKeyError,
@@ -20,7 +20,7 @@ from store import (
     fsck,
     key_of,
 )
-from store.layout import FORMAT_FILE
+from emberbench.store.layout import FORMAT_FILE
 
 
 def test_put_get_round_trip(store: Store) -> None:

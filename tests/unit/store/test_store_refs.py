@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from store import InvalidKeyError, InvalidNameError, ObjectNotFoundError, RefError, Store, key_of
+from emberbench.store import InvalidKeyError, InvalidNameError, ObjectNotFoundError, RefError, Store, key_of
 
 
 def test_set_get_list_delete(store: Store) -> None:

@@ -1,0 +1,45 @@
+"""Packaging: the store and the Ray runner install inside ``emberbench``, under names that cannot collide."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _config() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+
+
+def test_every_package_folder_is_listed() -> None:
+    """Each folder with an ``__init__.py`` under emberbench/, store/ and cluster/ is a listed package."""
+    config = _config()
+    mapping = {folder: name for name, folder in config["package-dir"].items()}
+    found = set()
+    for top in ("emberbench", "store", "cluster"):
+        for init in (ROOT / top).rglob("__init__.py"):
+            rel = init.parent.relative_to(ROOT).parts
+            prefix = mapping.get(rel[0], rel[0])
+            found.add(".".join((prefix, *rel[1:])))
+    assert found == set(config["packages"])
+
+
+def test_no_top_level_store_or_cluster() -> None:
+    """Only ``emberbench`` is a top-level import name; store and cluster map into it."""
+    config = _config()
+    assert {name.split(".")[0] for name in config["packages"]} == {"emberbench"}
+    assert config["package-dir"] == {"emberbench.store": "store", "emberbench.cluster": "cluster"}
+
+
+def test_source_tree_resolves_subpackages_without_install(tmp_path: Path) -> None:
+    """From a bare copy of the source tree (as a Ray job's working_dir), emberbench.store is that copy's store/."""
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]);"
+        "import importlib.util as u;"
+        "print(u.find_spec('emberbench.store').origin); print(u.find_spec('emberbench.cluster').origin)"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(ROOT)], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [str(ROOT / "store" / "__init__.py"), str(ROOT / "cluster" / "__init__.py")]
