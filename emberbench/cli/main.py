@@ -30,6 +30,24 @@ _COMMAND_MODULES = (
     "emberbench.cli.cluster_cmd",
 )
 
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        typer.echo(f"emberbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
+                                 help="Print the EMBERBench version and exit."),
+) -> None:
+    """EMBERBench: evaluate evacuation policies on a deterministic fire simulator."""
+
+
 for _name in _COMMAND_MODULES:
     importlib.import_module(_name).register(app)
 

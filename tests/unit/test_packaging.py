@@ -43,3 +43,24 @@ def test_source_tree_resolves_subpackages_without_install(tmp_path: Path) -> Non
     )
     out = subprocess.run([sys.executable, "-c", code, str(ROOT)], capture_output=True, text=True, check=True)
     assert out.stdout.split() == [str(ROOT / "store" / "__init__.py"), str(ROOT / "cluster" / "__init__.py")]
+
+
+def test_version_is_written_once_and_reported() -> None:
+    """``--version`` and ``python -m emberbench`` report emberbench.__version__, the one version source."""
+    import emberbench
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert config["project"]["dynamic"] == ["version"]
+    assert config["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "emberbench.__version__"}
+    out = subprocess.run([sys.executable, "-m", "emberbench", "--version"], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout == f"emberbench {emberbench.__version__}\n"
+
+
+def test_job_submission_parts_are_an_extra() -> None:
+    """Plain installs get Ray's core; only the ``submit`` extra (and the tests) pull in ray[default]."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert "ray>=2.40" in project["dependencies"]
+    assert not any(dep.startswith("ray[") for dep in project["dependencies"])
+    assert project["optional-dependencies"]["submit"] == ["ray[default]>=2.40"]
+    assert (ROOT / "LICENSE").read_text().lstrip().startswith("Apache License")

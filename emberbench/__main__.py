@@ -1,0 +1,7 @@
+"""``python -m emberbench``: the same command line as the ``emberbench`` script."""
+
+from __future__ import annotations
+
+from .cli.main import main
+
+main()
