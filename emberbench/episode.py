@@ -56,8 +56,12 @@ def run_episode(scenario: Scenario, seed: int, policy: Policy) -> RunRecord:
     return play_episode(scenario, seed, policy)[0]
 
 
-def replay(scenario: Scenario, record: RunRecord) -> tuple[RunRecord, EpisodeMetrics]:
+def replay(scenario: Scenario, record: RunRecord, *,
+           observer: Callable[[Simulation], None] | None = None) -> tuple[RunRecord, EpisodeMetrics]:
     """Re-simulate ``record``'s action log on ``scenario``; return the reproduced record and metrics.
+
+    ``observer``, if given, is called with the simulation after every step
+    (the viewer records positions this way); it must not change it.
 
     Raises:
         RecordAuthenticationError: the action log is not playable (wrong
@@ -86,6 +90,8 @@ def replay(scenario: Scenario, record: RunRecord) -> tuple[RunRecord, EpisodeMet
         # The line was checked against the people inside: it is exactly the
         # line the step would write, so the simulator keeps it as is.
         sim.step(codes.astype(np.int64), line)
+        if observer is not None:
+            observer(sim)
         # Stop at the first step whose replayed outcome differs, so the message
         # points at where the record and the replay part ways.
         if step <= len(record.blocked) and sim.blocked_line(step) != record.blocked[step - 1]:

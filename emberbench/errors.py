@@ -84,6 +84,10 @@ class StatisticsInputError(EvaluationError, ValueError):
     """An input to the statistics functions fails re-verification."""
 
 
+class PresentationError(EmberError, ValueError):
+    """A viewer, report or plot request cannot be served (unknown episode, refused folder, missing extra)."""
+
+
 class GroupedRatesError(EmberError, ValueError):
     """A grouped-rates input, contract or report is invalid or over a cap."""
 

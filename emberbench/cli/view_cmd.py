@@ -1,0 +1,52 @@
+"""``emberbench view``: watch an authenticated episode in a browser page or in the terminal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ._common import user_errors
+from .suite_cmd import SuiteOption
+
+ForceOption = Annotated[bool, typer.Option("--force", help="Replace an existing output.")]
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``view`` to ``app``."""
+    app.command("view")(view)
+
+
+@user_errors
+def view(
+    path: Annotated[Path, typer.Argument(help="A run record or a result artifact.")],
+    episode: Annotated[Optional[int], typer.Option("--episode", help="Manifest index of the episode to open (results).")] = None,
+    scenario: Annotated[Optional[str], typer.Option("--scenario", help="Open the episode of this scenario (with --seed).")] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Open the episode with this seed (with --scenario).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="HTML page to write (default: PATH with .view.html).")] = None,
+    force: ForceOption = False,
+    open_page: Annotated[bool, typer.Option("--open", help="Open the page in the default browser.")] = False,
+    embed: Annotated[int, typer.Option("--embed", help="Most episodes of a result to embed in the page (1-1000).")] = 48,
+    terminal: Annotated[bool, typer.Option("--terminal", help="Play the episode as text here instead of writing a page.")] = False,
+    fps: Annotated[float, typer.Option("--fps", help="Frames per second of --terminal.")] = 10.0,
+    suite: SuiteOption = None,
+) -> None:
+    """Write a self-contained HTML page that animates an episode (or play it in the terminal)."""
+    from ..suite import load_suite
+    from ..viewer import Wanted, claim_output_file, default_page_path, play_in_terminal, view_frames, view_page
+
+    wanted = Wanted(index=episode, scenario_id=scenario, seed=seed)
+    if terminal:
+        play_in_terminal(view_frames(path, load_suite(suite), wanted=wanted), fps=fps)
+        return
+    target = claim_output_file(out if out is not None else default_page_path(path), force=force)
+    page = view_page(path, load_suite(suite), wanted=wanted, embed=embed)
+    from ..atomic import atomic_write_bytes
+
+    atomic_write_bytes(target, page)
+    typer.echo(f"viewer written to {target} ({len(page)} bytes)")
+    if open_page:
+        import webbrowser
+
+        webbrowser.open(target.resolve().as_uri())

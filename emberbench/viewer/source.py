@@ -1,0 +1,152 @@
+"""Where presentation gets its data: authenticated episodes, one at a time.
+
+Every viewer, report and plot reads records and results through this module
+and nowhere else, so how a result is read (today the fail-closed loader of
+:mod:`emberbench.results`) is decided in one place. Nothing here trusts a
+file: a record is authenticated by replay before it is returned, and a
+result is verified completely (every record replayed, stored metrics equal
+to the recomputed ones) before any of its episodes is used.
+
+The contract callers rely on is a stream: :func:`stream_result` yields one
+:class:`AuthenticatedEpisode` after another in manifest order, and callers
+keep only what they need of each (a small summary, a few candidate records).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..episode import authenticate_bytes
+from ..errors import PresentationError, RecordAuthenticationError
+from ..input_policy import RECORD, RESULT, open_input, read_input
+from ..manifest import EvaluationManifest
+from ..metrics import EpisodeMetrics
+from ..record import RunRecord, record_from_dict
+from ..scenario import Scenario
+from ..suite import Suite
+
+_RESULT_START = b'{"episodes":'
+_RECORD_START = b'{"actions":'
+
+
+@dataclass(frozen=True, slots=True)
+class AuthenticatedEpisode:
+    """One episode whose record reproduced exactly under replay.
+
+    Attributes:
+        index: the manifest index, or None for a lone run record.
+        scenario: the suite scenario the record was replayed on.
+        record: the authenticated run record.
+        metrics: the metrics recomputed by the replay.
+    """
+
+    index: int | None
+    scenario: Scenario
+    record: RunRecord
+    metrics: EpisodeMetrics
+
+
+class ResultStream:
+    """The authenticated episodes of one result artifact, in manifest order.
+
+    ``model_id`` and ``manifest`` are known at once; :attr:`digest` (the
+    SHA-256 of the artifact) once the stream has been read to its end, which
+    is also when the whole artifact is known to be valid.
+    """
+
+    def __init__(self, path: str | Path, suite: Suite) -> None:
+        from ..results import load_result
+
+        # The fail-closed loader verifies everything up front; callers still
+        # consume the episodes one at a time, so a streaming reader can
+        # replace this line without changing them.
+        self._result = load_result(path, suite)
+        self._suite = suite
+        self.path = Path(path)
+        self.model_id: str = self._result.model_id
+        self.manifest: EvaluationManifest = self._result.manifest
+        self._done = False
+
+    def __iter__(self) -> Iterator[AuthenticatedEpisode]:
+        for e in self._result.episodes:
+            scenario = self._suite.resolve(e.entry.scenario_id, e.entry.scenario_hash)
+            yield AuthenticatedEpisode(index=e.index, scenario=scenario, record=e.record, metrics=e.metrics)
+        self._done = True
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 of the artifact as saved (only after the stream was read to its end)."""
+        if not self._done:
+            raise RuntimeError("the result digest is known only after every episode was read")
+        return self._result.digest
+
+
+def sniff_kind(path: str | Path) -> str:
+    """Say whether ``path`` holds a ``"result"`` artifact or a ``"record"``, from its first bytes.
+
+    Both are canonical JSON, whose keys are sorted: a result starts with its
+    episode list and a record with its action log.
+
+    Raises:
+        InputFileError: the path breaks the input policy.
+        PresentationError: the file is neither.
+    """
+    with open_input(path, RESULT) as handle:
+        head = handle.read(len(_RESULT_START))
+    if head.startswith(_RESULT_START):
+        return "result"
+    if head.startswith(_RECORD_START):
+        return "record"
+    raise PresentationError(f"{path}: neither a result artifact nor a run record (canonical JSON expected)")
+
+
+def stream_result(path: str | Path, suite: Suite) -> ResultStream:
+    """Open a result artifact as a stream of authenticated episodes.
+
+    Raises:
+        ResultError: the artifact fails any check (first failure, one line).
+    """
+    return ResultStream(path, suite)
+
+
+def read_record(path: str | Path, suite: Suite) -> AuthenticatedEpisode:
+    """Read a run record file under the input policy and authenticate it by replay.
+
+    Raises:
+        InputFileError: the path breaks the input policy.
+        RecordAuthenticationError: the record is not canonical or does not reproduce.
+    """
+    data = read_input(path, RECORD, error=RecordAuthenticationError)
+    metrics = authenticate_bytes(data, suite, where=str(path))
+    from ..canonical import parse_json_strict
+
+    record = record_from_dict(parse_json_strict(data[:-1] if data.endswith(b"\n") else data, where=str(path)))
+    scenario = suite.resolve(record.scenario_id, record.scenario_hash)
+    return AuthenticatedEpisode(index=None, scenario=scenario, record=record, metrics=metrics)
+
+
+def record_episode(record: RunRecord, suite: Suite) -> AuthenticatedEpisode:
+    """Authenticate an in-memory record (for ``episode --render``) and wrap it."""
+    from ..episode import authenticate
+
+    metrics = authenticate(record, suite)
+    return AuthenticatedEpisode(index=None, scenario=suite.resolve(record.scenario_id, record.scenario_hash),
+                                record=record, metrics=metrics)
+
+
+def find_episode(stream: ResultStream, *, index: int | None = None, scenario_id: str | None = None,
+                 seed: int | None = None) -> AuthenticatedEpisode:
+    """The one episode of ``stream`` chosen by manifest index or by (scenario, seed).
+
+    Raises:
+        PresentationError: no such episode in the result.
+    """
+    for episode in stream:
+        if index is not None and episode.index == index:
+            return episode
+        if index is None and episode.record.scenario_id == scenario_id and episode.record.seed == seed:
+            return episode
+    what = f"episode index {index}" if index is not None else f"episode of scenario {scenario_id!r} seed {seed}"
+    raise PresentationError(f"{stream.path}: the result has no {what}")

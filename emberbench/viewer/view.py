@@ -1,0 +1,76 @@
+"""``emberbench view``: the page (or the frames) of a record or of a result's episodes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import PresentationError
+from ..suite import Suite
+from .frames import EpisodeFrames, episode_frames
+from .page import DEFAULT_EMBED, ResultPageBuilder, Wanted, record_page
+from .source import AuthenticatedEpisode, find_episode, read_record, sniff_kind, stream_result
+
+
+def _record_episode(path: Path, suite: Suite, wanted: Wanted) -> AuthenticatedEpisode:
+    if wanted.index is not None:
+        raise PresentationError(f"{path} is a run record: --episode chooses an episode of a result artifact")
+    episode = read_record(path, suite)
+    if wanted.scenario_id is not None and (episode.record.scenario_id, episode.record.seed) != (
+            wanted.scenario_id, wanted.seed):
+        raise PresentationError(f"{path} is the record of {episode.record.scenario_id!r} seed {episode.record.seed}, "
+                                f"not of {wanted.scenario_id!r} seed {wanted.seed}")
+    return episode
+
+
+def check_wanted(wanted: Wanted) -> None:
+    """Refuse a half-given or doubly-given episode choice.
+
+    Raises:
+        PresentationError: ``--scenario`` without ``--seed`` (or the reverse),
+            or ``--episode`` together with them.
+    """
+    if (wanted.scenario_id is None) != (wanted.seed is None):
+        raise PresentationError("--scenario and --seed go together")
+    if wanted.index is not None and wanted.scenario_id is not None:
+        raise PresentationError("choose an episode by --episode or by --scenario and --seed, not both")
+
+
+def view_page(path: str | Path, suite: Suite, *, wanted: Wanted = Wanted(), embed: int = DEFAULT_EMBED) -> bytes:
+    """The self-contained viewer page of a run record or of a result artifact.
+
+    Raises:
+        PresentationError: a bad episode choice, or no such episode.
+        RecordAuthenticationError, ResultError, InputFileError: the input is refused.
+    """
+    check_wanted(wanted)
+    p = Path(path)
+    if sniff_kind(p) == "record":
+        return record_page(_record_episode(p, suite, wanted), source_name=p.name)
+    stream = stream_result(p, suite)
+    builder = ResultPageBuilder(suite, source_name=p.name, wanted=wanted, embed=embed)
+    for episode in stream:
+        builder.add(episode)
+    return builder.build(model_id=stream.model_id, manifest_hash=stream.manifest.hash, result_digest=stream.digest)
+
+
+def view_frames(path: str | Path, suite: Suite, *, wanted: Wanted = Wanted()) -> EpisodeFrames:
+    """The frames of one authenticated episode: the record, or the chosen (default: first) episode of a result."""
+    check_wanted(wanted)
+    p = Path(path)
+    if sniff_kind(p) == "record":
+        episode = _record_episode(p, suite, wanted)
+    else:
+        stream = stream_result(p, suite)
+        if wanted.given:
+            episode = find_episode(stream, index=wanted.index, scenario_id=wanted.scenario_id, seed=wanted.seed)
+        else:
+            episode = next(iter(stream), None)  # type: ignore[arg-type]
+            if episode is None:
+                raise PresentationError(f"{p}: the result has no episodes to show")
+    return episode_frames(episode.scenario, episode.record, episode.metrics, index=episode.index)
+
+
+def default_page_path(path: str | Path) -> Path:
+    """Where ``view`` writes by default: beside the input, ``NAME.view.html``."""
+    p = Path(path)
+    return p.with_name(f"{p.stem}.view.html")
