@@ -207,3 +207,28 @@ def _code_table() -> np.ndarray:
 
 
 _CODE_TABLE = _code_table()
+
+
+def casualty_cells(scenario: Scenario, record: RunRecord) -> list[tuple[int, int]]:
+    """The (row, col) where each casualty of an authenticated record died, in event order.
+
+    Replays the record in the simulator (without building frames) and reads
+    each new casualty's cell at the step it happened.
+    """
+    if not record.casualties:
+        return []
+    grid = compile_grid(scenario)
+    seen = np.zeros(scenario.population, dtype=bool)
+    cells: list[tuple[int, int]] = []
+
+    def observe(sim: Simulation) -> None:
+        new = np.flatnonzero((sim.state == 2) & ~seen)
+        if new.size:
+            seen[new] = True
+            rows, cols = np.divmod(sim.pos[new], grid.pw)
+            cells.extend(zip((rows - 1).tolist(), (cols - 1).tolist()))
+
+    replay(scenario, record, observer=observe)
+    if len(cells) != len(record.casualties):
+        raise PresentationError(f"{scenario.id} seed {record.seed}: the replay's casualties differ from the record's")
+    return cells

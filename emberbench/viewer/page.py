@@ -121,6 +121,7 @@ class ResultPageBuilder:
         self._scenario_slot: dict[str, int] = {}
         self._best: dict[tuple[str, str], AuthenticatedEpisode] = {}
         self._wanted: AuthenticatedEpisode | None = None
+        self.embedded: tuple[int | None, ...] = ()
 
     def add(self, episode: AuthenticatedEpisode) -> None:
         """Take one authenticated episode of the result (manifest order)."""
@@ -186,6 +187,7 @@ class ResultPageBuilder:
                 continue
             payloads.append(payload)
             size += cost
+        self.embedded = tuple(p["index"] for p in payloads)
         source = {"kind": "result", "name": self.source_name, "model_id": model_id,
                   "manifest_hash": manifest_hash, "result_digest": result_digest,
                   "suite": f"{self.suite.id} {self.suite.version}", "suite_hash": self.suite.hash}

@@ -1,0 +1,38 @@
+"""``emberbench report``: a static report (HTML and Markdown) of several results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ._common import user_errors
+from .suite_cmd import SuiteOption
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``report`` to ``app``."""
+    app.command("report")(report)
+
+
+@user_errors
+def report(
+    results: Annotated[list[Path], typer.Argument(help="Result artifacts of one manifest.")],
+    baseline: Annotated[Optional[str], typer.Option("--baseline", help="Model id every other result is compared with (default: the first).")] = None,
+    out: Annotated[Path, typer.Option("--out", help="Report folder to write.")] = Path("report"),
+    force: Annotated[bool, typer.Option("--force", help="Write into a folder that holds files other than a previous report's.")] = False,
+    stats: Annotated[Optional[list[Path]], typer.Option("--stats", help="A statistics artifact to use instead of computing it (repeatable).")] = None,
+    resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples for the statistics computed here.")] = 2000,
+    order_by: Annotated[Optional[str], typer.Option("--order-by", help="Order the leaderboard by this metric (default: as given).")] = None,
+    embed: Annotated[int, typer.Option("--embed", help="Most episodes each viewer page embeds (1-1000).")] = 48,
+    suite: SuiteOption = None,
+) -> None:
+    """Write a static report: leaderboard, paired comparisons, egress curves, casualty heat maps, viewers."""
+    from ..suite import load_suite
+    from ..viewer.report import build_report
+
+    built = build_report(list(results), load_suite(suite), out, baseline=baseline, stats=list(stats or []),
+                         resamples=resamples, order_by=order_by, force=force, embed=embed)
+    typer.echo(f"report written to {built.folder / 'index.html'} ({len(built.files)} files; "
+               f"tables also in {built.folder / 'report.md'})")

@@ -1,0 +1,26 @@
+// Orders every leaderboard by the metric the reader picks (best first by its direction). No network.
+(function () {
+  "use strict";
+  var DIRECTION = {};
+  document.querySelectorAll("table.leaderboard thead th[data-metric]").forEach(function (th) {
+    DIRECTION[th.dataset.metric] = th.textContent.indexOf("\u2193") >= 0 ? 1 : -1;
+  });
+  var select = document.getElementById("order-by");
+  document.querySelectorAll("table.leaderboard tbody").forEach(function (body) {
+    Array.prototype.forEach.call(body.children, function (tr, i) { tr.dataset.given = String(i); });
+  });
+  function order() {
+    var metric = select.value, attr = metric.replace(/_/g, "-");
+    document.querySelectorAll("table.leaderboard tbody").forEach(function (body) {
+      var rows = Array.prototype.slice.call(body.children);
+      rows.sort(function (a, b) {
+        if (!metric) { return Number(a.dataset.given) - Number(b.dataset.given); }
+        var x = a.getAttribute("data-" + attr), y = b.getAttribute("data-" + attr);
+        if (x === "" || y === "") { return (x === "") - (y === "") || Number(a.dataset.given) - Number(b.dataset.given); }
+        return DIRECTION[metric] * (Number(x) - Number(y)) || Number(a.dataset.given) - Number(b.dataset.given);
+      });
+      rows.forEach(function (tr) { body.appendChild(tr); });
+    });
+  }
+  if (select) { select.addEventListener("change", order); }
+})();

@@ -1,0 +1,179 @@
+"""``emberbench report``: a static report of several results (HTML, Markdown tables, viewer pages).
+
+The report is built from one pass per result (:func:`collect_result`): every
+record is replayed once to verify the result, and what the report shows is
+kept on the way. Statistics come from :mod:`emberbench.statistics` on those
+verified values (the same functions and inputs as ``emberbench stats`` and
+``emberbench compare``, so the artifacts written under ``stats/`` are
+byte-identical to theirs), or from statistics artifacts given with
+``--stats`` that match the results' digests.
+
+Nothing combines metrics: the leaderboard sets the twelve metrics side by
+side, each with its own interval, and the reader may order it by one metric.
+
+Folder layout::
+
+    index.html            the report (figures inline, no network)
+    report.md             the same tables in Markdown
+    viewer/<model>.html   one episode viewer per result
+    stats/*.json          statistics the report computed
+    report-files.json     the list of files above (marks the folder as a report)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import PresentationError
+from ..metric_defs import METRIC_NAMES
+from ..suite import Suite
+from .collect import ResultCollection, collect_result
+from .outputs import ReportFolder
+from .page import DEFAULT_EMBED
+from .summary import StatsSummary, read_statistics, summarize
+
+DEFAULT_RESAMPLES = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class ReportInput:
+    """One result of the report, after its single verified pass.
+
+    Attributes:
+        collection: what the pass kept.
+        slug: a file-name-safe name for the model.
+        viewer: the viewer page's path inside the report.
+        representatives: per scenario id, the episode the page opens on for
+            that scenario (most casualties), if embedded.
+    """
+
+    collection: ResultCollection
+    slug: str
+    viewer: str
+    representatives: dict[str, int]
+
+    @property
+    def model_id(self) -> str:
+        """The result's model id."""
+        return self.collection.model_id
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """A built report: its inputs, statistics and where it was written."""
+
+    folder: Path
+    suite: Suite
+    inputs: tuple[ReportInput, ...]
+    baseline: str
+    aggregates: dict[str, StatsSummary]
+    comparisons: dict[str, StatsSummary]
+    order_by: str | None
+    files: tuple[str, ...]
+
+
+def model_slug(model_id: str) -> str:
+    """A file name for ``model_id``: safe characters and a short hash (distinct ids never collide)."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", model_id).strip("-.")[:40] or "model"
+    return f"{safe}-{hashlib.sha256(model_id.encode('utf-8')).hexdigest()[:8]}"
+
+
+def _given_statistics(paths: list[Path], manifest_hash: str) -> list[tuple[dict, str, Path]]:
+    return [(*read_statistics(p, manifest_hash=manifest_hash), p) for p in paths]
+
+
+def build_report(results: list[Path], suite: Suite, out: Path, *, baseline: str | None = None,
+                 stats: list[Path] | None = None, resamples: int = DEFAULT_RESAMPLES, order_by: str | None = None,
+                 force: bool = False, embed: int = DEFAULT_EMBED) -> Report:
+    """Verify each result once, compute (or read) its statistics, and write the report folder.
+
+    Args:
+        results: result artifacts, all of one manifest, with distinct model ids.
+        suite: the suite they target.
+        out: the report folder.
+        baseline: the model every other one is compared with (default: the first).
+        stats: statistics artifacts to use instead of computing them.
+        resamples: bootstrap resamples for statistics the report computes.
+        order_by: the metric that orders the leaderboard (default: results as given).
+        force: write into a folder that holds other files.
+        embed: most episodes each viewer page embeds.
+
+    Raises:
+        PresentationError: a bad argument, mixed manifests, a refused folder.
+        ResultError, InputFileError: an input is refused.
+    """
+    from ..statistics import aggregate_from_values, paired_from_values
+    from ..statistics.verified import context_of
+
+    if not results:
+        raise PresentationError("a report needs at least one result artifact")
+    if order_by is not None and order_by not in METRIC_NAMES:
+        raise PresentationError(f"--order-by: unknown metric {order_by!r}; choose one of {', '.join(METRIC_NAMES)}")
+    folder = ReportFolder(out, force=force)
+    inputs: list[ReportInput] = []
+    for path in results:
+        coll = collect_result(path, suite, source_name=Path(path).name, embed=embed)
+        if inputs and coll.manifest.hash != inputs[0].collection.manifest.hash:
+            raise PresentationError(f"{path}: manifest {coll.manifest.hash} differs from {results[0]}'s "
+                                    f"{inputs[0].collection.manifest.hash}; a report compares results of one manifest")
+        if any(i.model_id == coll.model_id for i in inputs):
+            raise PresentationError(f"{path}: model id {coll.model_id!r} appears twice; give each result its own id")
+        slug = model_slug(coll.model_id)
+        viewer = f"viewer/{slug}.html"
+        folder.write(viewer, coll.page.build(model_id=coll.model_id, manifest_hash=coll.manifest.hash,
+                                             result_digest=coll.digest))
+        embedded = set(coll.page.embedded)
+        reps = {sid: i for sid in coll.tallies if (i := coll.page.representative(sid)) is not None and i in embedded}
+        coll.page = None  # type: ignore[assignment]  # release the candidate records
+        inputs.append(ReportInput(collection=coll, slug=slug, viewer=viewer, representatives=reps))
+    base_id = baseline if baseline is not None else inputs[0].model_id
+    by_model = {i.model_id: i for i in inputs}
+    if base_id not in by_model:
+        raise PresentationError(f"--baseline {base_id!r} is not the model id of any given result "
+                                f"({', '.join(repr(m) for m in by_model)})")
+    manifest = inputs[0].collection.manifest
+    given = _given_statistics(list(stats or []), manifest.hash)
+    ctx = context_of(manifest, suite)
+    aggregates: dict[str, StatsSummary] = {}
+    comparisons: dict[str, StatsSummary] = {}
+    base = by_model[base_id]
+    for item in inputs:
+        c = item.collection
+        found = next(((f, d, p) for f, d, p in given
+                      if f["artifact"] == "aggregate" and f.get("result_digest") == c.digest), None)
+        if found is not None:
+            aggregates[c.model_id] = summarize(found[0], digest=found[1], origin=str(found[2]))
+        else:
+            art = aggregate_from_values(ctx, c.model_id, c.digest, c.values, resamples)
+            folder.write(f"stats/{item.slug}.stats.json", art.to_json_bytes())
+            aggregates[c.model_id] = summarize(art.to_dict(), digest=art.digest(), origin="computed")
+        if item is base:
+            continue
+        b = base.collection
+        found = next(((f, d, p) for f, d, p in given if f["artifact"] == "paired"
+                      and (f.get("result_digest_a"), f.get("result_digest_b")) == (c.digest, b.digest)), None)
+        if found is not None:
+            comparisons[c.model_id] = summarize(found[0], digest=found[1], origin=str(found[2]))
+        else:
+            art = paired_from_values(ctx, c.model_id, b.model_id, c.digest, b.digest, c.values, b.values, resamples)
+            folder.write(f"stats/{item.slug}-vs-{base.slug}.compare.json", art.to_json_bytes())
+            comparisons[c.model_id] = summarize(art.to_dict(), digest=art.digest(), origin="computed")
+    unused = [str(p) for f, d, p in given
+              if d not in {s.digest for s in (*aggregates.values(), *comparisons.values())}]
+    if unused:
+        raise PresentationError(f"--stats {unused[0]} matches none of the report's results (or compares them "
+                                "in the other direction: the report needs MODEL - BASELINE)")
+    report = Report(folder=folder.folder, suite=suite, inputs=tuple(inputs), baseline=base_id,
+                    aggregates=aggregates, comparisons=comparisons, order_by=order_by, files=())
+    from .report_html import report_html
+    from .report_md import report_markdown
+
+    folder.write("index.html", report_html(report))
+    folder.write("report.md", report_markdown(report))
+    folder.finish()
+    return Report(folder=report.folder, suite=suite, inputs=report.inputs, baseline=base_id,
+                  aggregates=aggregates, comparisons=comparisons, order_by=order_by,
+                  files=tuple(sorted(set(folder.written))))
