@@ -24,6 +24,7 @@ def episode(
     policy: Annotated[str, typer.Option(help="Policy spec: stay, greedy, fire-aware, random, module:factory, cmd:...")] = "greedy",
     record: Annotated[Optional[Path], typer.Option(help="Write the run record (canonical JSON) to this file.")] = None,
     agent_timeout: Annotated[float, typer.Option(help="Seconds an external (cmd:) agent may take per step.")] = 30.0,
+    render: Annotated[bool, typer.Option("--render", help="Then play the authenticated episode as text, frame by frame.")] = False,
     suite: SuiteOption = None,
 ) -> None:
     """Play one episode and print its outcome."""
@@ -46,6 +47,10 @@ def episode(
     if record is not None:
         atomic_write_bytes(record, rec.canonical_bytes() + b"\n")
         typer.echo(f"record written to {record} (sha256 {rec.digest()})")
+    if render:
+        from ..viewer.terminal import render_record
+
+        render_record(rec, s)
 
 
 @user_errors

@@ -27,6 +27,7 @@ _COMMAND_MODULES = (
     "emberbench.cli.stats_cmd",
     "emberbench.cli.view_cmd",
     "emberbench.cli.report_cmd",
+    "emberbench.cli.plot_cmd",
     "emberbench.cli.grouped_rates_cmd",
     "emberbench.cli.store_cmd",
     "emberbench.cli.cluster_cmd",

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import PresentationError
@@ -81,8 +82,104 @@ def model_slug(model_id: str) -> str:
     return f"{safe}-{hashlib.sha256(model_id.encode('utf-8')).hexdigest()[:8]}"
 
 
-def _given_statistics(paths: list[Path], manifest_hash: str) -> list[tuple[dict, str, Path]]:
-    return [(*read_statistics(p, manifest_hash=manifest_hash), p) for p in paths]
+def report_statistics(inputs: list[ReportInput], base: ReportInput, suite: Suite, *, stats: list[Path],
+                      resamples: int, write: Callable[[str, bytes], object] | None = None,
+                      ) -> tuple[dict[str, StatsSummary], dict[str, StatsSummary]]:
+    """Aggregate statistics of every input and paired statistics of every input against ``base``.
+
+    Each is read from a matching artifact of ``stats`` (same manifest, same
+    result digests, model - baseline order) or computed by
+    :mod:`emberbench.statistics` from the verified values; ``write`` (if
+    given) saves each computed artifact under ``stats/``.
+
+    Raises:
+        PresentationError: a given artifact matches none of the results.
+    """
+    from ..statistics import aggregate_from_values, paired_from_values
+    from ..statistics.verified import context_of
+
+    manifest = base.collection.manifest
+    given = [(*read_statistics(p, manifest_hash=manifest.hash), p) for p in stats]
+    ctx = context_of(manifest, suite)
+    aggregates: dict[str, StatsSummary] = {}
+    comparisons: dict[str, StatsSummary] = {}
+    b = base.collection
+    for item in inputs:
+        c = item.collection
+        found = next(((f, d, p) for f, d, p in given
+                      if f["artifact"] == "aggregate" and f.get("result_digest") == c.digest), None)
+        if found is not None:
+            aggregates[c.model_id] = summarize(found[0], digest=found[1], origin=str(found[2]))
+        else:
+            art = aggregate_from_values(ctx, c.model_id, c.digest, c.values, resamples)
+            if write is not None:
+                write(f"stats/{item.slug}.stats.json", art.to_json_bytes())
+            aggregates[c.model_id] = summarize(art.to_dict(), digest=art.digest(), origin="computed")
+        if item is base:
+            continue
+        found = next(((f, d, p) for f, d, p in given if f["artifact"] == "paired"
+                      and (f.get("result_digest_a"), f.get("result_digest_b")) == (c.digest, b.digest)), None)
+        if found is not None:
+            comparisons[c.model_id] = summarize(found[0], digest=found[1], origin=str(found[2]))
+        else:
+            art = paired_from_values(ctx, c.model_id, b.model_id, c.digest, b.digest, c.values, b.values, resamples)
+            if write is not None:
+                write(f"stats/{item.slug}-vs-{base.slug}.compare.json", art.to_json_bytes())
+            comparisons[c.model_id] = summarize(art.to_dict(), digest=art.digest(), origin="computed")
+    used = {s.digest for s in (*aggregates.values(), *comparisons.values())}
+    unused = [str(p) for _f, d, p in given if d not in used]
+    if unused:
+        raise PresentationError(f"--stats {unused[0]} matches none of the results (or compares them in the "
+                                "other direction: comparisons are MODEL - BASELINE)")
+    return aggregates, comparisons
+
+
+def gather_inputs(results: list[Path], suite: Suite, *, embed: int = DEFAULT_EMBED,
+                  write: Callable[[str, bytes], object] | None = None) -> list[ReportInput]:
+    """Verify each result once (one replay per record) and keep what a report or a plot needs.
+
+    ``write`` (if given) saves each result's viewer page as ``viewer/<slug>.html``.
+
+    Raises:
+        PresentationError: no results, results of different manifests, or a repeated model id.
+    """
+    if not results:
+        raise PresentationError("at least one result artifact is needed")
+    inputs: list[ReportInput] = []
+    for path in results:
+        coll = collect_result(path, suite, source_name=Path(path).name, embed=embed)
+        if inputs and coll.manifest.hash != inputs[0].collection.manifest.hash:
+            raise PresentationError(f"{path}: manifest {coll.manifest.hash} differs from {results[0]}'s "
+                                    f"{inputs[0].collection.manifest.hash}; only results of one manifest compare")
+        if any(i.model_id == coll.model_id for i in inputs):
+            raise PresentationError(f"{path}: model id {coll.model_id!r} appears twice; give each result its own id")
+        slug = model_slug(coll.model_id)
+        viewer = f"viewer/{slug}.html"
+        reps: dict[str, int] = {}
+        if write is not None:
+            write(viewer, coll.page.build(model_id=coll.model_id, manifest_hash=coll.manifest.hash,
+                                          result_digest=coll.digest))
+            embedded = set(coll.page.embedded)
+            reps = {sid: i for sid in coll.tallies
+                    if (i := coll.page.representative(sid)) is not None and i in embedded}
+        coll.page = None  # type: ignore[assignment]  # release the candidate records
+        inputs.append(ReportInput(collection=coll, slug=slug, viewer=viewer, representatives=reps))
+    return inputs
+
+
+def choose_baseline(inputs: list[ReportInput], baseline: str | None) -> ReportInput:
+    """The baseline input: the one with model id ``baseline``, or the first.
+
+    Raises:
+        PresentationError: no input has that model id.
+    """
+    if baseline is None:
+        return inputs[0]
+    for item in inputs:
+        if item.model_id == baseline:
+            return item
+    raise PresentationError(f"--baseline {baseline!r} is not the model id of any given result "
+                            f"({', '.join(repr(i.model_id) for i in inputs)})")
 
 
 def build_report(results: list[Path], suite: Suite, out: Path, *, baseline: str | None = None,
@@ -105,67 +202,16 @@ def build_report(results: list[Path], suite: Suite, out: Path, *, baseline: str 
         PresentationError: a bad argument, mixed manifests, a refused folder.
         ResultError, InputFileError: an input is refused.
     """
-    from ..statistics import aggregate_from_values, paired_from_values
-    from ..statistics.verified import context_of
-
     if not results:
         raise PresentationError("a report needs at least one result artifact")
     if order_by is not None and order_by not in METRIC_NAMES:
         raise PresentationError(f"--order-by: unknown metric {order_by!r}; choose one of {', '.join(METRIC_NAMES)}")
     folder = ReportFolder(out, force=force)
-    inputs: list[ReportInput] = []
-    for path in results:
-        coll = collect_result(path, suite, source_name=Path(path).name, embed=embed)
-        if inputs and coll.manifest.hash != inputs[0].collection.manifest.hash:
-            raise PresentationError(f"{path}: manifest {coll.manifest.hash} differs from {results[0]}'s "
-                                    f"{inputs[0].collection.manifest.hash}; a report compares results of one manifest")
-        if any(i.model_id == coll.model_id for i in inputs):
-            raise PresentationError(f"{path}: model id {coll.model_id!r} appears twice; give each result its own id")
-        slug = model_slug(coll.model_id)
-        viewer = f"viewer/{slug}.html"
-        folder.write(viewer, coll.page.build(model_id=coll.model_id, manifest_hash=coll.manifest.hash,
-                                             result_digest=coll.digest))
-        embedded = set(coll.page.embedded)
-        reps = {sid: i for sid in coll.tallies if (i := coll.page.representative(sid)) is not None and i in embedded}
-        coll.page = None  # type: ignore[assignment]  # release the candidate records
-        inputs.append(ReportInput(collection=coll, slug=slug, viewer=viewer, representatives=reps))
-    base_id = baseline if baseline is not None else inputs[0].model_id
-    by_model = {i.model_id: i for i in inputs}
-    if base_id not in by_model:
-        raise PresentationError(f"--baseline {base_id!r} is not the model id of any given result "
-                                f"({', '.join(repr(m) for m in by_model)})")
-    manifest = inputs[0].collection.manifest
-    given = _given_statistics(list(stats or []), manifest.hash)
-    ctx = context_of(manifest, suite)
-    aggregates: dict[str, StatsSummary] = {}
-    comparisons: dict[str, StatsSummary] = {}
-    base = by_model[base_id]
-    for item in inputs:
-        c = item.collection
-        found = next(((f, d, p) for f, d, p in given
-                      if f["artifact"] == "aggregate" and f.get("result_digest") == c.digest), None)
-        if found is not None:
-            aggregates[c.model_id] = summarize(found[0], digest=found[1], origin=str(found[2]))
-        else:
-            art = aggregate_from_values(ctx, c.model_id, c.digest, c.values, resamples)
-            folder.write(f"stats/{item.slug}.stats.json", art.to_json_bytes())
-            aggregates[c.model_id] = summarize(art.to_dict(), digest=art.digest(), origin="computed")
-        if item is base:
-            continue
-        b = base.collection
-        found = next(((f, d, p) for f, d, p in given if f["artifact"] == "paired"
-                      and (f.get("result_digest_a"), f.get("result_digest_b")) == (c.digest, b.digest)), None)
-        if found is not None:
-            comparisons[c.model_id] = summarize(found[0], digest=found[1], origin=str(found[2]))
-        else:
-            art = paired_from_values(ctx, c.model_id, b.model_id, c.digest, b.digest, c.values, b.values, resamples)
-            folder.write(f"stats/{item.slug}-vs-{base.slug}.compare.json", art.to_json_bytes())
-            comparisons[c.model_id] = summarize(art.to_dict(), digest=art.digest(), origin="computed")
-    unused = [str(p) for f, d, p in given
-              if d not in {s.digest for s in (*aggregates.values(), *comparisons.values())}]
-    if unused:
-        raise PresentationError(f"--stats {unused[0]} matches none of the report's results (or compares them "
-                                "in the other direction: the report needs MODEL - BASELINE)")
+    inputs = gather_inputs(results, suite, embed=embed, write=folder.write)
+    base = choose_baseline(inputs, baseline)
+    base_id = base.model_id
+    aggregates, comparisons = report_statistics(inputs, base, suite, stats=list(stats or []),
+                                                resamples=resamples, write=folder.write)
     report = Report(folder=folder.folder, suite=suite, inputs=tuple(inputs), baseline=base_id,
                     aggregates=aggregates, comparisons=comparisons, order_by=order_by, files=())
     from .report_html import report_html

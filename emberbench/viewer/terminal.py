@@ -15,6 +15,8 @@ import time
 from rich.console import Console, Group
 from rich.text import Text
 
+from ..record import RunRecord
+from ..suite import Suite
 from .frames import CASUALTY, EVACUATED, PEOPLE_BLOCKED, STRANDED, WALL_BLOCKED, EpisodeFrames
 
 # (priority, glyph, style): the highest priority in a block is drawn.
@@ -28,7 +30,7 @@ OUT = (6, "o", "bold green")
 PERSON = (7, "@", "bold blue")
 STUCK = (8, "?", "bold yellow")
 BLOCKED = (9, "@", "bold white on red")
-LEGEND = "@ inside  @(red) blocked  o evacuated now  x casualty  ? stranded  * fire  E exit  # wall"
+LEGEND = "@ inside (red=blocked) o evacuated x casualty ? stranded * fire E exit # wall"
 HEADER_LINES = 3
 
 
@@ -83,10 +85,10 @@ def frame_text(frames: EpisodeFrames, step: int, *, columns: int = 80, rows: int
     text = Text(no_wrap=True, overflow="crop")
     text.append(title[:columns] + "\n", style="bold")
     status = (f"step {step}/{frames.steps}  inside {c['inside']}  evacuated {c['evacuated']}  "
-              f"casualties {c['casualty']}  stranded {c['stranded']}  burning {c['burning']}  "
+              f"dead {c['casualty']}  stranded {c['stranded']}  fire {c['burning']}  "
               f"blocked {c['blocked_wall'] + c['blocked_people']}")
     text.append(status[:columns] + "\n")
-    note = LEGEND if scale == 1 else f"1 character = {scale}x{scale} cells; " + LEGEND
+    note = LEGEND if scale == 1 else f"1 char = {scale}x{scale} cells; " + LEGEND
     text.append(note[:columns] + "\n", style="dim")
     for r0 in range(0, sc.height, scale):
         for c0 in range(0, sc.width, scale):
@@ -124,3 +126,12 @@ def play_in_terminal(frames: EpisodeFrames, console: Console | None = None, *, f
         for step in range(1, frames.steps + 1):
             time.sleep(delay)
             live.update(Group(frame_text(frames, step, columns=width, rows=rows)), refresh=True)
+
+
+def render_record(record: RunRecord, suite: Suite, console: Console | None = None, *, fps: float = 10.0) -> None:
+    """Authenticate ``record`` by replay, then play it with :func:`play_in_terminal`."""
+    from .frames import episode_frames
+    from .source import record_episode
+
+    episode = record_episode(record, suite)
+    play_in_terminal(episode_frames(episode.scenario, episode.record, episode.metrics), console, fps=fps)

@@ -1,0 +1,181 @@
+"""``emberbench plot``: the report's figures as PNG, SVG or PDF files, drawn with matplotlib.
+
+matplotlib is the optional extra ``emberbench[plots]``: the viewer and the
+report draw their own figures and need no plotting library, so a cluster
+worker or a head node installs the core without it. The figure data comes
+from :mod:`emberbench.viewer.figures`, exactly as in the report.
+
+Each drawn element carries a ``gid`` (``forest-row-<label>``,
+``egress-<model>``, ``heat-<model>``), which the SVG output keeps as an
+element id, so a test can count rows.
+"""
+
+from __future__ import annotations
+
+import enum
+import io
+from pathlib import Path
+from typing import Any
+
+from ..errors import PresentationError
+from ..suite import Suite
+from .figures import ForestRow, egress_curves, group_forest, heat_maps, metric_forest
+from .outputs import claim_output_file
+from .report import DEFAULT_RESAMPLES, choose_baseline, gather_inputs, report_statistics
+from .svg import VERDICT_COLOR, fmt
+
+FORMATS = ("png", "svg", "pdf")
+
+
+class FigureKind(str, enum.Enum):
+    """The figures ``plot`` draws."""
+
+    forest = "forest"
+    egress = "egress"
+    heatmap = "heatmap"
+
+
+def _figure_class() -> Any:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg", force=True)
+        matplotlib.rcParams["svg.hashsalt"] = "emberbench"  # stable element ids from run to run
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise PresentationError("plot needs matplotlib: pip install 'emberbench[plots]'") from None
+    return Figure
+
+
+def _draw_forest(fig: Any, panels: list[tuple[str, list[ForestRow]]], *, shared_axis: bool) -> None:
+    axes = fig.subplots(len(panels), 1, squeeze=False)[:, 0]
+    for ax, (title, rows) in zip(axes, panels):
+        n = len(rows)
+        bounds = [abs(v) for r in rows for v in (r.cell.lower, r.cell.upper, r.cell.mean) if v is not None]
+        shared = max(bounds) * 1.1 if bounds and max(bounds) > 0 else 1.0
+        for i, row in enumerate(rows):
+            y = n - 1 - i
+            c = row.cell
+            own = [abs(v) for v in (c.lower, c.upper, c.mean) if v is not None]
+            span = 1.0 if shared_axis else (max(own) * 1.1 if own and max(own) > 0 else 1.0)
+            color = VERDICT_COLOR[row.verdict]
+            gid = f"forest-row-{row.label}"
+            if c.lower is not None and c.upper is not None:
+                ax.plot([c.lower / span, c.upper / span], [y, y], color=color, linewidth=2, gid=f"{gid}-ci")
+            if c.mean is not None:
+                ax.plot([c.mean / span], [y], "o", color=color, gid=gid)
+            else:
+                ax.plot([0], [y], marker="x", color=VERDICT_COLOR["none"], gid=gid)
+            text = f"{fmt(c.mean)} [{fmt(c.lower)}, {fmt(c.upper)}]" if c.mean is not None else "undefined"
+            ax.annotate(text, xy=(1.02, y), xycoords=("axes fraction", "data"), va="center", fontsize=8, color=color)
+        ax.axvline(0, color="#999999", linestyle="--", linewidth=1)
+        ax.set_yticks(range(n), [r.label for r in reversed(rows)], fontsize=8)
+        ax.set_ylim(-0.7, n - 0.3)
+        if shared_axis:
+            ax.set_xlim(-shared, shared)
+            ax.set_xlabel("mean delta", fontsize=8)
+        else:
+            ax.set_xlim(-1, 1)
+            ax.set_xticks([0], ["0 (each row on its own scale)"], fontsize=8)
+        ax.set_title(title, fontsize=10, loc="left")
+
+
+def _draw_egress(fig: Any, curves: list[Any], title: str) -> None:
+    ax = fig.subplots()
+    for curve in curves:
+        ax.plot(range(len(curve.shares)), curve.shares, linewidth=2, label=curve.model, gid=f"egress-{curve.model}")
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("step")
+    ax.set_ylabel("share evacuated")
+    ax.set_title(title, fontsize=10, loc="left")
+    ax.legend(fontsize=8)
+
+
+def _draw_heatmap(fig: Any, maps: list[Any], title: str) -> None:
+    import numpy as np
+
+    axes = fig.subplots(1, len(maps), squeeze=False)[0]
+    peak = max((v for m in maps for v in m.per_episode), default=0.0) or 1.0
+    for ax, hm in zip(axes, maps):
+        sc = hm.scenario
+        grid = np.array(hm.per_episode, dtype=float).reshape(sc.height, sc.width)
+        walls = np.array([[ch == "#" for ch in row] for row in sc.map])
+        shown = np.ma.masked_where(walls, grid)
+        cmap = _reds()
+        cmap.set_bad("#57606a")
+        image = ax.imshow(shown, cmap=cmap, vmin=0, vmax=peak, interpolation="nearest")
+        image.set_gid(f"heat-{hm.model}")
+        for e in sc.exits:
+            ax.plot([e.col], [e.row], "s", markerfacecolor="none", markeredgecolor="#1a7f37", markersize=5)
+        ax.set_title(f"{hm.model}\n{hm.casualties} casualties, {hm.episodes} episodes", fontsize=8)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.colorbar(image, ax=list(axes), shrink=0.8, label="casualties per episode")
+    fig.suptitle(title, fontsize=10)
+
+
+def _reds() -> Any:
+    from matplotlib import colormaps
+
+    return colormaps["Reds"].copy()
+
+
+def _save(fig: Any, out: Path, fmt_name: str) -> bytes:
+    buf = io.BytesIO()
+    metadata: dict[str, Any] = {"svg": {"Date": None}, "pdf": {"CreationDate": None}, "png": {}}[fmt_name]
+    fig.savefig(buf, format=fmt_name, bbox_inches="tight", dpi=110, metadata=metadata)
+    return buf.getvalue()
+
+
+def plot_figure(kind: FigureKind, results: list[Path], suite: Suite, out: Path, *, baseline: str | None = None,
+                metric: str | None = None, scenario: str | None = None, stats: list[Path] | None = None,
+                resamples: int = DEFAULT_RESAMPLES, force: bool = False) -> Path:
+    """Draw one figure of the report for ``results`` and write it to ``out`` (PNG, SVG or PDF by suffix).
+
+    * ``forest``: each result against the baseline, one row per metric (or,
+      with ``metric``, one row per group for that metric);
+    * ``egress``: the egress curves of ``scenario``;
+    * ``heatmap``: the casualty heat maps of ``scenario``.
+
+    Raises:
+        PresentationError: a bad argument, an unknown format, matplotlib missing.
+    """
+    fmt_name = out.suffix.lower().lstrip(".")
+    if fmt_name not in FORMATS:
+        raise PresentationError(f"{out}: the file name must end in .png, .svg or .pdf")
+    if kind is not FigureKind.forest and scenario is None:
+        raise PresentationError(f"plot {kind.value} needs --scenario")
+    if kind is FigureKind.forest and len(results) < 2:
+        raise PresentationError("plot forest needs two or more results (each compared with the baseline)")
+    target = claim_output_file(out, force=force)
+    figure = _figure_class()
+    inputs = gather_inputs(results, suite)
+    if kind is FigureKind.forest:
+        base = choose_baseline(inputs, baseline)
+        _, comparisons = report_statistics(inputs, base, suite, stats=list(stats or []), resamples=resamples)
+        panels = []
+        for item in inputs:
+            if item is base:
+                continue
+            summary = comparisons[item.model_id]
+            rows = group_forest(summary, metric) if metric else metric_forest(summary)
+            what = metric or "mean delta per metric"
+            panels.append((f"{item.model_id} - {base.model_id}: {what}", rows))
+        fig = figure(figsize=(9, 0.3 * sum(len(r) + 3 for _, r in panels) + 0.5), layout="constrained")
+        _draw_forest(fig, panels, shared_axis=metric is not None)
+    else:
+        by_id = {s.id: s for s in suite.scenarios}
+        if scenario not in by_id:
+            raise PresentationError(f"--scenario {scenario!r} is not a scenario of suite {suite.id}")
+        collections = [i.collection for i in inputs]
+        if kind is FigureKind.egress:
+            fig = figure(figsize=(7, 4), layout="constrained")
+            _draw_egress(fig, egress_curves(collections, scenario), scenario)
+        else:
+            maps = heat_maps(collections, by_id[scenario])
+            fig = figure(figsize=(3.2 * len(maps) + 1, 3.6), layout="constrained")
+            _draw_heatmap(fig, maps, scenario)
+    from ..atomic import atomic_write_bytes
+
+    atomic_write_bytes(target, _save(fig, target, fmt_name))
+    return target
