@@ -102,7 +102,6 @@ def _draw_heatmap(fig: Any, maps: list[Any], title: str) -> None:
         walls = np.array([[ch == "#" for ch in row] for row in sc.map])
         shown = np.ma.masked_where(walls, grid)
         cmap = _reds()
-        cmap.set_bad("#57606a")
         image = ax.imshow(shown, cmap=cmap, vmin=0, vmax=peak, interpolation="nearest")
         image.set_gid(f"heat-{hm.model}")
         for e in sc.exits:
@@ -117,7 +116,7 @@ def _draw_heatmap(fig: Any, maps: list[Any], title: str) -> None:
 def _reds() -> Any:
     from matplotlib import colormaps
 
-    return colormaps["Reds"].copy()
+    return colormaps["Reds"].with_extremes(bad="#57606a")
 
 
 def _save(fig: Any, out: Path, fmt_name: str) -> bytes:

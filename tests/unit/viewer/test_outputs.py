@@ -1,0 +1,61 @@
+"""Output rules of presentation: single files and report folders."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from emberbench.errors import OutputPathError, PresentationError
+from emberbench.viewer.outputs import REPORT_INDEX, ReportFolder, claim_output_file
+
+
+def test_existing_file_needs_force(tmp_path) -> None:  # noqa: ANN001
+    """An existing output file is refused without --force and accepted with it."""
+    target = tmp_path / "page.html"
+    assert claim_output_file(target, force=False) == target
+    target.write_text("old")
+    with pytest.raises(PresentationError, match="give --force"):
+        claim_output_file(target, force=False)
+    assert claim_output_file(target, force=True) == target
+
+
+def test_link_is_never_an_output(tmp_path) -> None:  # noqa: ANN001
+    """A symbolic link is refused even with --force (the output policy)."""
+    link = tmp_path / "link.html"
+    os.symlink(tmp_path / "elsewhere", link)
+    with pytest.raises(OutputPathError):
+        claim_output_file(link, force=True)
+
+
+def test_foreign_folder_is_refused(tmp_path) -> None:  # noqa: ANN001
+    """A non-empty folder that is not a previous report is refused unless forced."""
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(PresentationError, match="not a previous EMBERBench report"):
+        ReportFolder(tmp_path, force=False)
+    ReportFolder(tmp_path, force=True).write("index.html", b"x")
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_previous_report_is_replaced_and_its_stale_files_removed(tmp_path) -> None:  # noqa: ANN001
+    """A previous report's folder is rewritten without --force; files it alone had are removed."""
+    first = ReportFolder(tmp_path / "r", force=False)
+    first.write("index.html", b"1")
+    first.write("viewer/old.html", b"1")
+    first.finish()
+    second = ReportFolder(tmp_path / "r", force=False)
+    second.write("index.html", b"2")
+    second.finish()
+    assert (tmp_path / "r" / "index.html").read_bytes() == b"2"
+    assert not (tmp_path / "r" / "viewer" / "old.html").exists()
+    assert (tmp_path / "r" / REPORT_INDEX).exists()
+    (tmp_path / "r" / "extra.txt").write_text("someone else's")
+    with pytest.raises(PresentationError):
+        ReportFolder(tmp_path / "r", force=False)
+
+
+@pytest.mark.parametrize("name", ["../escape.html", "/abs.html"])
+def test_report_files_stay_inside(tmp_path, name) -> None:  # noqa: ANN001
+    """A report file name cannot leave its folder."""
+    with pytest.raises(PresentationError, match="leaves the report folder"):
+        ReportFolder(tmp_path, force=False).write(name, b"x")
