@@ -21,9 +21,10 @@ from pathlib import Path
 from ..atomic import atomic_write_bytes, check_output_path
 from ..errors import PresentationError
 from ..input_policy import SMALL_JSON, load_json
+from ..versions import REPORT_FILES_VERSION
 
 REPORT_INDEX = "report-files.json"
-REPORT_INDEX_VERSION = "1.0"
+REPORT_INDEX_VERSION = REPORT_FILES_VERSION
 
 
 def claim_output_file(path: str | os.PathLike[str], *, force: bool) -> Path:

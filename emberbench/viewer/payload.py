@@ -26,9 +26,9 @@ from typing import Any
 from ..metric_defs import METRICS
 from ..metrics import metric_fractions
 from ..scenario import Scenario
+from ..versions import VIEWER_DATA_VERSION
 from .frames import EpisodeFrames
 
-VIEWER_DATA_VERSION = "1.0"
 
 
 class ScenarioTable:

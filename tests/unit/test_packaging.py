@@ -64,3 +64,13 @@ def test_job_submission_parts_are_an_extra() -> None:
     assert not any(dep.startswith("ray[") for dep in project["dependencies"])
     assert project["optional-dependencies"]["submit"] == ["ray[default]>=2.40"]
     assert (ROOT / "LICENSE").read_text().lstrip().startswith("Apache License")
+
+
+def test_viewer_assets_are_package_data() -> None:
+    """The viewer's HTML, script and style files are shipped as package data."""
+    config = _config()
+    patterns = config["package-data"]["emberbench.viewer"]
+    assets = ROOT / "emberbench" / "viewer" / "assets"
+    shipped = {p.name for pattern in patterns for p in assets.glob(pattern.split("/", 1)[1])}
+    assert shipped == {p.name for p in assets.iterdir() if p.is_file()}
+    assert {"viewer.html", "viewer.js", "viewer.css", "report.html", "report.js", "report.css"} <= shipped
