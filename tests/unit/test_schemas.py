@@ -1,0 +1,194 @@
+"""The shipped JSON Schemas: well formed, in sync with the code, and met by every golden and shipped file."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+from jsonschema.validators import Draft202012Validator
+
+import emberbench.versions
+from emberbench.schemas import (
+    BASE_URI,
+    detect_format,
+    format_schema,
+    format_schemas,
+    load_schema,
+    schema_const,
+    schema_files,
+)
+from tests.conftest import ROOT
+from tests.schema_check import ecma_regex, schema_errors
+from tests.schema_writes import WriteCheck
+
+GOLDEN = ROOT / "tests" / "golden"
+SUITE = ROOT / "emberbench" / "suites" / "emberbench-v1-public"
+EXAMPLE = ROOT / "docs" / "examples" / "task-grouped-rates"
+
+NOT_FORMAT_VERSIONS = {"SUITE_VERSION": "the release number of the public suite, carried as data"}
+"""Constants of emberbench/versions.py that are not the version of a saved format."""
+
+
+def _constant(reference: str) -> object:
+    module, _, name = reference.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def test_every_schema_is_a_valid_2020_12_schema_named_by_its_file() -> None:
+    """Each schema passes the draft 2020-12 meta-schema and its $id is the base URI plus its file name."""
+    assert len(schema_files()) >= 12
+    for file in schema_files():
+        schema = load_schema(file)
+        Draft202012Validator.check_schema(schema)
+        assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema", file
+        assert schema["$id"] == BASE_URI + file, file
+        assert schema.get("title") and schema.get("description"), file
+
+
+def test_each_format_has_one_schema_and_the_expected_formats_exist() -> None:
+    """Every saved format of the project is covered, each exactly once."""
+    names = [entry.format for entry in format_schemas()]
+    assert len(names) == len(set(names))
+    assert set(names) >= {
+        "scenario", "suite", "manifest", "record", "metrics", "result", "pairing", "statistics-aggregate",
+        "statistics-paired", "grouped-rates-input", "grouped-rates-report", "grouped-rates-contract",
+    }
+    with pytest.raises(KeyError, match="no schema for format 'nope'"):
+        format_schema("nope")
+
+
+def test_schema_versions_equal_the_code_constants() -> None:
+    """Each version (and format name) a schema pins is the constant the code writes and reads."""
+    checked = 0
+    for entry in format_schemas():
+        assert entry.versions, f"{entry.file} pins no version"
+        for pointer, reference in entry.versions:
+            assert schema_const(entry.schema(), pointer) == _constant(reference), (entry.file, pointer, reference)
+            checked += 1
+    assert checked >= 20
+
+
+def test_every_format_version_constant_has_a_schema() -> None:
+    """A new format version constant in emberbench/versions.py fails here until a schema pins it."""
+    referenced = {ref for entry in format_schemas() for _, ref in entry.versions}
+    for name in emberbench.versions.__all__:
+        if name in NOT_FORMAT_VERSIONS:
+            continue
+        assert f"emberbench.versions:{name}" in referenced, f"no schema pins {name} (add one to emberbench/schemas/)"
+
+
+def test_schema_const_follows_local_references_and_refuses_unpinned_fields() -> None:
+    """The constant lookup walks properties and #-references; a field without a const is an error."""
+    assert schema_const(format_schema("record").schema(), "/header/record_version") == "1.0"
+    with pytest.raises(KeyError, match="no const"):
+        schema_const(format_schema("record").schema(), "/header/seed")
+
+
+KEY_SETS = [
+    ("scenario", "", "emberbench.scenario:SCENARIO_KEYS"),
+    ("record", "", "emberbench.record:RECORD_KEYS"),
+    ("record", "/properties/header", "emberbench.record:HEADER_KEYS"),
+    ("record", "/properties/outcome", "emberbench.record:OUTCOME_KEYS"),
+    ("manifest", "", "emberbench.manifest:MANIFEST_KEYS"),
+    ("result", "", "emberbench.results:RESULT_KEYS"),
+    ("result", "/properties/episodes/items", "emberbench.results:EPISODE_KEYS"),
+    ("metrics", "/properties/counts", "emberbench.metrics:COUNT_KEYS"),
+    ("grouped-rates-input", "", "emberbench.grouped_rates.inputs:_TOP_KEYS"),
+]
+
+
+@pytest.mark.parametrize(("name", "where", "reference"), KEY_SETS, ids=[f"{k[0]}{k[1]}" for k in KEY_SETS])
+def test_required_keys_are_the_readers_keys(name, where, reference) -> None:  # noqa: ANN001
+    """Each object a reader requires exactly has the same required keys in the schema, and no others."""
+    node = format_schema(name).schema()
+    for token in where.split("/")[1:]:
+        node = node[token]
+    assert set(node["required"]) == set(_constant(reference))
+    assert set(node["properties"]) == set(node["required"]) and node["additionalProperties"] is False
+
+
+def test_metric_names_and_groups_match_the_metric_table() -> None:
+    """The metric enum and the metrics object's groups follow emberbench.metric_defs."""
+    from emberbench.metric_defs import METRICS
+
+    assert load_schema("common.schema.json")["$defs"]["metric_name"]["enum"] == [m.name for m in METRICS]
+    properties = format_schema("metrics").schema()["properties"]
+    for m in METRICS:
+        assert m.name in properties[m.group]["properties"], m.source
+
+
+def _golden_and_shipped() -> list[Path]:
+    files = sorted(GOLDEN.glob("*-1.0.json")) + [SUITE / "suite.json"] + sorted((SUITE / "scenarios").glob("*.json"))
+    return files + sorted(EXAMPLE.glob("*.json"))
+
+
+@pytest.mark.parametrize("path", _golden_and_shipped(), ids=lambda p: p.name)
+def test_golden_and_shipped_files_validate(path: Path) -> None:
+    """Every golden sample, the public suite and the grouped-rates example meet their schemas, as shipped."""
+    document = json.loads(path.read_bytes())
+    entry = detect_format(document)
+    assert entry is not None, f"{path.name}: no schema recognizes it"
+    assert schema_errors(document, entry.format, shipped=True) == []
+    assert schema_errors(document, entry.format) == []
+
+
+@pytest.mark.parametrize("path", sorted(GOLDEN.glob("*-future.json")), ids=lambda p: p.name)
+def test_future_golden_files_are_refused_by_their_schemas(path: Path) -> None:
+    """A sample of a newer format version is recognized, and refused because of its version."""
+    document = json.loads(path.read_bytes())
+    entry = detect_format(document)
+    assert entry is not None
+    errors = schema_errors(document, entry.format, shipped=True)
+    assert errors and all("'1.0' was expected" in e for e in errors), errors
+
+
+def test_detection_is_unambiguous_and_ignores_other_documents() -> None:
+    """Each golden document is recognized as exactly its own format; other JSON is not recognized."""
+    expected = {"manifest-1.0.json": "manifest", "metrics-1.0.json": "metrics", "record-1.0.json": "record",
+                "result-1.0.json": "result"}
+    for name, fmt in expected.items():
+        assert detect_format(json.loads((GOLDEN / name).read_bytes())).format == fmt
+    for other in ({}, [], {"version": "1.0"}, {"artifact": "aggregate"}, "text"):
+        assert detect_format(other) is None
+
+
+def test_schemas_ship_as_package_data() -> None:
+    """pyproject installs the emberbench.schemas package with every *.schema.json file."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert "emberbench.schemas" in config["packages"]
+    assert config["package-data"]["emberbench.schemas"] == ["*.schema.json"]
+    assert set(schema_files()) == {p.name for p in (ROOT / "emberbench" / "schemas").glob("*.schema.json")}
+
+
+@pytest.mark.parametrize(("pattern", "text", "matches"), [
+    ("^[0-9a-f]{2}$", "ab", True),
+    ("^[0-9a-f]{2}$", "ab\n", False),
+    ("^[$]x$", "$x", True),
+    ("a\\$", "a$", True),
+    ("(^|/)\\.\\.(/|$)", "a/..", True),
+])
+def test_patterns_use_the_ecma_meaning_of_dollar(pattern, text, matches) -> None:  # noqa: ANN001
+    """'$' outside a class means the end of the string, as JSON Schema prescribes (not before a final newline)."""
+    assert bool(ecma_regex(pattern).search(text)) is matches
+
+
+def test_write_check_reports_an_invalid_written_document(tmp_path: Path) -> None:
+    """The session's write check flags a recognized document that breaks its schema, and passes a valid one."""
+    import emberbench.atomic
+    import emberbench.manifest
+
+    original = emberbench.atomic.atomic_write_bytes.__wrapped__
+    assert emberbench.manifest.atomic_write_bytes is emberbench.atomic.atomic_write_bytes  # the wrapper is bound
+    check = WriteCheck()
+    write = check.wrap(original)
+    good = (GOLDEN / "manifest-1.0.json").read_bytes()
+    write(tmp_path / "good.json", good)
+    write(tmp_path / "bad.json", iter([good.replace(b'"seed":0', b'"seed":-1')]))
+    write(tmp_path / "other.json", b'{"not": "a format"}')
+    problems = check.check()
+    assert len(problems) == 1 and "bad.json (manifest)" in problems[0] and "-1" in problems[0]
+    assert (tmp_path / "bad.json").read_bytes().startswith(b'{"episodes"')  # written exactly as asked
+    assert check.checked == 2
