@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -12,7 +13,20 @@ from .cluster_cmd import AddressOption, ParallelWorkersOption
 from .suite_cmd import SuiteOption
 
 Resamples = Annotated[int, typer.Option("--resamples", help="Bootstrap resamples, in [100, 1000000].")]
-Groups = Annotated[str, typer.Option("--groups", help="Tables to print: overall or all (scenarios and families too).")]
+
+
+class GroupChoice(str, Enum):
+    """Which groups get a table (the values of :class:`emberbench.statistics.table.Groups`)."""
+
+    OVERALL = "overall"
+    SCENARIO = "scenario"
+    FAMILY = "family"
+    ALL = "all"
+
+
+Groups = Annotated[GroupChoice, typer.Option(
+    "--groups", case_sensitive=False,
+    help="Tables to print: overall, scenario (one per scenario), family (one per family) or all.")]
 
 
 def register(app: typer.Typer) -> None:
@@ -26,7 +40,7 @@ def stats(
     result: Annotated[Path, typer.Argument(help="A result artifact.")],
     resamples: Resamples = 2000,
     out: Annotated[Optional[Path], typer.Option("--out", help="Statistics artifact to write (default: RESULT with .stats.json).")] = None,
-    groups: Groups = "overall",
+    groups: Groups = GroupChoice.OVERALL,
     workers: ParallelWorkersOption = None,
     address: AddressOption = None,
     suite: SuiteOption = None,
@@ -53,7 +67,7 @@ def compare(
     b: Annotated[Path, typer.Argument(help="Result artifact B (deltas are A - B).")],
     resamples: Resamples = 2000,
     out: Annotated[Optional[Path], typer.Option("--out", help="Paired statistics artifact to write (default: A-vs-B.compare.json beside A).")] = None,
-    groups: Groups = "overall",
+    groups: Groups = GroupChoice.OVERALL,
     workers: ParallelWorkersOption = None,
     address: AddressOption = None,
     suite: SuiteOption = None,
@@ -76,11 +90,11 @@ def compare(
     _save_and_show(artifact, target, groups, "paired statistics")
 
 
-def _save_and_show(artifact: Any, target: Path, groups: str, what: str) -> None:
+def _save_and_show(artifact: Any, target: Path, groups: GroupChoice, what: str) -> None:
     """Write a statistics artifact atomically, print its tables and where it went."""
     from ..atomic import atomic_write_bytes
     from ..statistics import render_artifact
 
     atomic_write_bytes(target, artifact.to_json_bytes())
-    render_artifact(artifact.to_dict(), groups=groups)
+    render_artifact(artifact.to_dict(), groups=groups.value)
     typer.echo(f"{what} written to {target} (sha256 {artifact.digest()})")
