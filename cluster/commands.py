@@ -26,7 +26,7 @@ from .session import ray_session
 def run_on_ray(manifest: EvaluationManifest, suite: Suite, policy: str, model_id: str, out: str | Path, *,
                store: Any = None, workers: int | None = None, address: str | None = None,
                runtime_env: dict[str, Any] | None = None, agent_timeout: float | None = None,
-               resume: bool = True, progress: Progress | None = None, checkpoint_every: int = 0,
+               agent_log: str | None = None, resume: bool = True, progress: Progress | None = None, checkpoint_every: int = 0,
                checkpoint_seconds: float = 60.0) -> RunSummary:
     """Run an evaluation with episode workers on Ray (embedded, or the cluster at ``address``).
 
@@ -34,12 +34,14 @@ def run_on_ray(manifest: EvaluationManifest, suite: Suite, policy: str, model_id
         store: the object store (its folder must be the same path on every
             node); None sends records back to the coordinator instead.
         workers: episode workers; default: every CPU.
+        agent_log: folder for external agents' stderr logs (the same path on
+            every node), or None.
         Other arguments: as :func:`emberbench.runner.run_evaluation`.
     """
     with ray_session(address, workers=workers, runtime_env=runtime_env) as info:
         store_root = None if store is None else store.root
         with RayExecutor(suite, policy, workers=info.workers, store_root=store_root,
-                         agent_timeout=agent_timeout) as executor:
+                         agent_timeout=agent_timeout, agent_log=agent_log) as executor:
             return run_evaluation(manifest, suite, policy, model_id, out, resume=resume, executor=executor,
                                   store=store, progress=progress, checkpoint_every=checkpoint_every,
                                   checkpoint_seconds=checkpoint_seconds)

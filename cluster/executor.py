@@ -100,6 +100,8 @@ class RayExecutor:
         store_root: the shared store folder workers put records into, or
             None to send record bytes back to the coordinator.
         agent_timeout: seconds an external agent may take per step.
+        agent_log: folder for external agents' stderr logs (the same path on
+            every node), or None.
         max_attempts: runs alone an episode may kill its worker before the
             run stops.
         max_in_flight: calls queued or running per worker.
@@ -109,7 +111,8 @@ class RayExecutor:
     """
 
     def __init__(self, suite: Suite, policy: str, *, workers: int, store_root: str | Path | None = None,
-                 agent_timeout: float | None = None, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+                 agent_timeout: float | None = None, agent_log: str | None = None,
+                 max_attempts: int = DEFAULT_MAX_ATTEMPTS,
                  max_in_flight: int = DEFAULT_MAX_IN_FLIGHT, target_call_seconds: float = DEFAULT_TARGET_CALL_SECONDS,
                  max_batch: int = DEFAULT_MAX_BATCH, stall_seconds: float = DEFAULT_STALL_SECONDS) -> None:
         if not isinstance(policy, str):
@@ -119,6 +122,7 @@ class RayExecutor:
         self.suite, self.policy, self.workers = suite, policy, workers
         self.store_root = None if store_root is None else str(Path(store_root).resolve())
         self.agent_timeout = agent_timeout
+        self.agent_log = agent_log
         self.max_attempts, self.max_in_flight = max_attempts, max_in_flight
         self.target, self.max_batch, self.stall_seconds = target_call_seconds, max_batch, stall_seconds
         self.stats = ExecutorStats()
@@ -131,7 +135,7 @@ class RayExecutor:
     def _new_actor(self) -> Any:
         cls = remote_class(EpisodeWorker).options(num_cpus=1, max_restarts=-1, max_task_retries=0,
                                                   scheduling_strategy="SPREAD")
-        return cls.remote(self.policy, self.store_root, self.agent_timeout)
+        return cls.remote(self.policy, self.store_root, self.agent_timeout, self.agent_log)
 
     def start(self) -> None:
         """Start the workers and wait until each has built its policy factory and opened the store.

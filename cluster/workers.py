@@ -38,6 +38,7 @@ class EpisodeWorker:
         store_root: the shared object store folder, or None to return the
             record bytes in the outcome instead.
         agent_timeout: seconds an external (``cmd:``) agent may take per step.
+        agent_log: folder for external agents' stderr logs, or None.
 
     The suite is not a constructor argument: Ray keeps large constructor
     arguments in the object store and frees them once the actor is built, so a
@@ -46,8 +47,11 @@ class EpisodeWorker:
     its first call (again after a restart) and keeps it.
     """
 
-    def __init__(self, policy: str, store_root: str | None, agent_timeout: float | None) -> None:
-        kwargs = {} if agent_timeout is None else {"agent_timeout": agent_timeout}
+    def __init__(self, policy: str, store_root: str | None, agent_timeout: float | None,
+                 agent_log: str | None = None) -> None:
+        kwargs: dict[str, Any] = {"agent_log": agent_log}
+        if agent_timeout is not None:
+            kwargs["agent_timeout"] = agent_timeout
         self.factory = resolve_policy(policy, **kwargs)
         self.suite: Suite | None = None
         self.suite_hash = ""

@@ -16,9 +16,10 @@ import numpy as np
 
 from .actions import encode_action
 from .canonical import canonical_bytes
-from .errors import RecordAuthenticationError, SuiteError
+from .errors import AgentError, RecordAuthenticationError, SuiteError
 from .metrics import EpisodeMetrics, metrics_from_outcome
 from .observation import Observation
+from .policies.external import ExternalAgent
 from .record import RunRecord, first_difference, record_from_dict, record_from_outcome
 from .scenario import Scenario
 from .simulator import Simulation
@@ -38,15 +39,25 @@ def play_episode(scenario: Scenario, seed: int, policy: Policy) -> tuple[RunReco
     The policy is called with exactly one positional argument, the
     observation, once per step.
 
+    An external agent (``cmd:`` policy) is told which episode it plays, for
+    its errors and stderr log only; the agent process never learns it.
+
     Raises:
         InvalidActionError: the policy returned an invalid action.
+        AgentError: an external agent failed; the message names the scenario
+            and seed.
         Exception: whatever the policy raises propagates unchanged.
     """
+    if isinstance(policy, ExternalAgent):
+        policy.label_episode(scenario.id, seed)
     sim = Simulation(scenario, seed)
-    while not sim.done:
-        action = policy(sim.observation())
-        codes = encode_action(action, sim.inside_ids(), sim.t)
-        sim.step(np.asarray(codes, dtype=np.int64))
+    try:
+        while not sim.done:
+            action = policy(sim.observation())
+            codes = encode_action(action, sim.inside_ids(), sim.t)
+            sim.step(np.asarray(codes, dtype=np.int64))
+    except AgentError as exc:
+        raise exc.in_episode(scenario.id, seed) from None
     outcome = sim.outcome()
     return record_from_outcome(scenario, seed, outcome), metrics_from_outcome(scenario, outcome)
 

@@ -45,7 +45,31 @@ class PolicyError(EmberError, ValueError):
 
 
 class AgentError(PolicyError):
-    """An external agent process crashed, went silent, or spoke malformed JSON."""
+    """An external agent process crashed, went silent, or spoke malformed JSON.
+
+    Attributes:
+        stderr_tail: the last lines the agent wrote to stderr (at most 20,
+            oldest first; also quoted in the message).
+        scenario_id: the scenario of the episode it was playing, when known.
+        seed: that episode's seed, when known.
+    """
+
+    def __init__(self, message: str, *, stderr_tail: tuple[str, ...] = (), scenario_id: str | None = None,
+                 seed: int | None = None) -> None:
+        super().__init__(message)
+        self.stderr_tail = tuple(stderr_tail)
+        self.scenario_id = scenario_id
+        self.seed = seed
+
+    def in_episode(self, scenario_id: str, seed: int) -> AgentError:
+        """The same error, its message prefixed with the episode (the evaluator's knowledge, not the agent's)."""
+        if self.scenario_id is not None:
+            return self
+        return AgentError(f"scenario {scenario_id}, seed {seed}: {self}", stderr_tail=self.stderr_tail,
+                          scenario_id=scenario_id, seed=seed)
+
+    def __reduce__(self):  # noqa: ANN204 - keep the data when the error crosses processes (Ray workers)
+        return (_rebuild_agent_error, (str(self), self.stderr_tail, self.scenario_id, self.seed))
 
 
 class EvaluationError(EmberError):
@@ -116,3 +140,8 @@ class EpisodeFailedError(ClusterError):
 
 class ManifestTypeError(EvaluationError, TypeError):
     """Seeds were given in a container with no reliable order (set, str, generator)."""
+
+
+def _rebuild_agent_error(message: str, stderr_tail: tuple[str, ...], scenario_id: str | None,
+                         seed: int | None) -> AgentError:
+    return AgentError(message, stderr_tail=stderr_tail, scenario_id=scenario_id, seed=seed)

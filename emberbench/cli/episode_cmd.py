@@ -10,6 +10,19 @@ import typer
 from ._common import user_errors
 from .suite_cmd import SuiteOption
 
+AgentLogOption = Annotated[
+    Optional[Path],  # noqa: UP007 - typer needs Optional on Python 3.11
+    typer.Option("--agent-log", file_okay=False, help=(
+        "Save each episode's stderr of an external (cmd:) agent in DIR, one file per episode named "
+        "SCENARIO.seed-SEED.stderr.log (created if missing; on a Ray cluster, a folder every node reaches "
+        "at the same path).")),
+]
+
+
+def agent_log_dir(path: Path | None) -> str | None:
+    """``--agent-log`` as an absolute path (Ray workers may run in another working directory)."""
+    return None if path is None else str(path.absolute())
+
 
 def register(app: typer.Typer) -> None:
     """Add ``episode`` and ``replay`` to ``app``."""
@@ -25,6 +38,7 @@ def episode(
     record: Annotated[Optional[Path], typer.Option(help="Write the run record (canonical JSON) to this file.")] = None,
     agent_timeout: Annotated[float, typer.Option(help="Seconds an external (cmd:) agent may take per step.")] = 30.0,
     render: Annotated[bool, typer.Option("--render", help="Then play the authenticated episode as text, frame by frame.")] = False,
+    agent_log: AgentLogOption = None,
     suite: SuiteOption = None,
 ) -> None:
     """Play one episode and print its outcome."""
@@ -36,7 +50,7 @@ def episode(
     s = load_suite(suite)
     sc = s.scenario(scenario_id)
     the_seed = sc.seed if seed is None else seed
-    factory = resolve_policy(policy, agent_timeout=agent_timeout)
+    factory = resolve_policy(policy, agent_timeout=agent_timeout, agent_log=agent_log_dir(agent_log))
     with closing(factory()) as the_policy:
         rec, metrics = play_episode(sc, the_seed, the_policy)
     c = metrics.counts_dict()

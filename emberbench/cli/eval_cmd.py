@@ -15,6 +15,7 @@ from .cluster_cmd import (
     RuntimeEnvOption,
     WorkersOption,
 )
+from .episode_cmd import AgentLogOption, agent_log_dir
 from .suite_cmd import SuiteOption
 
 
@@ -73,6 +74,7 @@ def run(
     out: Annotated[Path, typer.Option("--out", help="Result artifact to write or resume.")],
     no_resume: Annotated[bool, typer.Option("--no-resume", help="Refuse to touch an existing artifact.")] = False,
     agent_timeout: Annotated[float, typer.Option(help="Seconds an external (cmd:) agent may take per step.")] = 30.0,
+    agent_log: AgentLogOption = None,
     store_dir: Annotated[Optional[Path], typer.Option("--store", help="Object store folder (default: $EMBERBENCH_STORE, else ./.emberbench/store).", file_okay=False)] = None,
     no_store: Annotated[bool, typer.Option("--no-store", help="Run without a store: rewrite the artifact after every episode.")] = False,
     checkpoint_every: Annotated[int, typer.Option(help="With a store: write the artifact every N episodes (0: off).")] = 0,
@@ -97,7 +99,8 @@ def run(
         raise ClusterError(f"--executor must be ray or local, got {executor!r}")
     s = load_suite(suite)
     m = load_manifest(manifest, s)
-    factory = resolve_policy(policy, agent_timeout=agent_timeout)  # a bad spec fails here, before any worker starts
+    log_dir = agent_log_dir(agent_log)
+    factory = resolve_policy(policy, agent_timeout=agent_timeout, agent_log=log_dir)  # a bad spec fails here
     store = None
     if not no_store:
         from ..store_runner import open_store
@@ -114,7 +117,7 @@ def run(
 
                 summary = run_on_ray(m, s, policy, model_id, out, workers=workers, address=resolve_address(address),
                                      runtime_env=parse_runtime_env(runtime_env), agent_timeout=agent_timeout,
-                                     progress=bar, **common)
+                                     agent_log=log_dir, progress=bar, **common)
     except (EmberError, OSError):
         raise
     except Exception as exc:

@@ -8,6 +8,10 @@ end. The agent learns nothing but observations.
 
 The run stops with :class:`AgentError` when the agent exits, says nothing
 within the timeout, or answers with something that is not one JSON object.
+The error quotes the last lines the agent wrote to stderr (at most
+:data:`STDERR_TAIL_LINES`), and the episode layer adds the scenario and seed,
+which the agent never learns. With a log folder, each episode's whole stderr
+is saved there under a name made of the scenario id and the seed.
 """
 
 from __future__ import annotations
@@ -19,46 +23,100 @@ import shlex
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from ..errors import AgentError
+from ..errors import AgentError, EmberError
 from ..observation import Observation
 
 _MAX_LINE = 16 * 1024 * 1024
+STDERR_TAIL_LINES = 20
+"""How many of the agent's last stderr lines an error quotes."""
+_TAIL_BYTES = 64 * 1024
+_TAIL_LINE_CHARS = 300
+MAX_LOG_BYTES = 64 * 1024 * 1024
+"""A saved stderr log keeps at most this many bytes: the end of the stream, after a note of what was dropped."""
+
+
+def stderr_log_name(scenario_id: str, seed: int) -> str:
+    """The file name of one episode's agent stderr log (scenario ids and seeds are file-name safe)."""
+    return f"{scenario_id}.seed-{seed}.stderr.log"
+
+
+def read_tail(fd: int, lines: int = STDERR_TAIL_LINES) -> tuple[str, ...]:
+    """The last ``lines`` non-blank lines of the file open at ``fd`` (its last 64 KiB), each at most 300 characters.
+
+    Reads with ``pread``, so the file offset the agent process shares is left
+    alone. Control characters other than tab are shown as ``?``, so that a
+    line can never reset a terminal or forge another line.
+    """
+    size = os.fstat(fd).st_size
+    start = max(0, size - _TAIL_BYTES)
+    text = os.pread(fd, size - start, start).decode("utf-8", "replace")
+    kept = [line.rstrip() for line in text.splitlines() if line.strip()][-lines:]
+    clean = ["".join("?" if (ord(ch) < 32 and ch != "\t") or 127 <= ord(ch) < 160 else ch for ch in line)
+             for line in kept]
+    return tuple(line if len(line) <= _TAIL_LINE_CHARS else line[:_TAIL_LINE_CHARS - 3] + "..." for line in clean)
+
+
+def describe_tail(tail: tuple[str, ...]) -> str:
+    """The tail as it appears in an error message: one line, the agent's lines separated by ' | '."""
+    if not tail:
+        return "; no stderr output"
+    count = f"{len(tail)} line{'s' if len(tail) > 1 else ''}"
+    return f"; stderr (last {count}): {' | '.join(tail)}"
 
 
 class ExternalAgentFactory:
-    """Factory for :class:`ExternalAgent` (picklable: holds only the command and timeout).
+    """Factory for :class:`ExternalAgent` (picklable: holds only the command, timeout and log folder).
 
     Args:
         command: the command line (split with :func:`shlex.split`).
         timeout: seconds allowed for each answer.
+        log_dir: a folder where each episode's agent stderr is saved
+            (:func:`stderr_log_name`), or None. It is created when missing.
+            Runs on several machines need a folder every worker can reach
+            at the same path.
     """
 
-    def __init__(self, command: str, *, timeout: float) -> None:
+    def __init__(self, command: str, *, timeout: float, log_dir: str | os.PathLike[str] | None = None) -> None:
         argv = shlex.split(command)
         if not argv:
             raise AgentError("cmd: policy needs a command line after 'cmd:'")
         if timeout <= 0:
             raise AgentError(f"agent timeout must be positive, got {timeout}")
+        if log_dir is not None and os.path.lexists(log_dir) and not os.path.isdir(log_dir):
+            raise AgentError(f"agent log folder {os.fspath(log_dir)} exists and is not a folder")
         self.command = command
         self.argv = argv
         self.timeout = timeout
+        self.log_dir = None if log_dir is None else os.fspath(log_dir)
 
     def __call__(self) -> ExternalAgent:
-        return ExternalAgent(self.argv, self.timeout)
+        return ExternalAgent(self.argv, self.timeout, log_dir=self.log_dir)
 
 
 class ExternalAgent:
-    """One agent process for one episode. Call with an observation; close at the end."""
+    """One agent process for one episode. Call with an observation; close at the end.
 
-    def __init__(self, argv: list[str], timeout: float) -> None:
+    The episode layer calls :meth:`label_episode` first, so that errors and
+    the stderr log name the episode; the agent process is never told.
+    """
+
+    def __init__(self, argv: list[str], timeout: float, *, log_dir: str | None = None) -> None:
         self._argv = argv
         self._timeout = timeout
+        self._log_dir = log_dir
+        self._episode: tuple[str, int] | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._stderr = tempfile.TemporaryFile()
         self._buffer = b""
         self._step = 0
+
+    def label_episode(self, scenario_id: str, seed: int) -> None:
+        """Name the episode this agent plays (for the stderr log; never sent to the process)."""
+        self._episode = (scenario_id, seed)
 
     def _start(self) -> subprocess.Popen[bytes]:
         try:
@@ -73,12 +131,10 @@ class ExternalAgent:
     def _name(self) -> str:
         return f"external agent {shlex.join(self._argv)!r}"
 
-    def _stderr_tail(self) -> str:
-        self._stderr.seek(0, os.SEEK_END)
-        size = self._stderr.tell()
-        self._stderr.seek(max(0, size - 300))
-        tail = self._stderr.read().decode("utf-8", "replace").strip().splitlines()
-        return f"; stderr: {tail[-1][:200]}" if tail else ""
+    def _error(self, message: str) -> AgentError:
+        """An AgentError whose message ends with the agent's last stderr lines."""
+        tail = read_tail(self._stderr.fileno()) if not self._stderr.closed else ()
+        return AgentError(message + describe_tail(tail), stderr_tail=tail)
 
     def _died(self) -> AgentError:
         assert self._proc is not None
@@ -88,8 +144,8 @@ class ExternalAgent:
             # stdout closed but the process lives on: it can no longer answer.
             self._proc.kill()
             self._proc.wait()
-            return AgentError(f"{self._name()} closed its output at step {self._step} and was stopped")
-        return AgentError(f"{self._name()} exited with status {code} at step {self._step}{self._stderr_tail()}")
+            return self._error(f"{self._name()} closed its output at step {self._step} and was stopped")
+        return self._error(f"{self._name()} exited with status {code} at step {self._step}")
 
     def __call__(self, observation: Observation) -> Any:
         if self._proc is None:
@@ -105,12 +161,10 @@ class ExternalAgent:
         try:
             action = json.loads(line)
         except ValueError:
-            raise AgentError(
-                f"{self._name()} answered step {self._step} with malformed JSON: {line[:120]!r}"
-            ) from None
+            raise self._error(f"{self._name()} answered step {self._step} with malformed JSON: {line[:120]!r}") from None
         if not isinstance(action, dict):
-            raise AgentError(f"{self._name()} answered step {self._step} with a {type(action).__name__}, "
-                             "not a JSON object")
+            raise self._error(f"{self._name()} answered step {self._step} with a {type(action).__name__}, "
+                              "not a JSON object")
         return action
 
     def _read_line(self, proc: subprocess.Popen[bytes]) -> bytes:
@@ -121,8 +175,8 @@ class ExternalAgent:
             while b"\n" not in self._buffer:
                 left = deadline - time.monotonic()
                 if left <= 0 or not sel.select(left):
-                    self.close()
-                    raise AgentError(f"{self._name()} gave no answer within {self._timeout:g} s at step {self._step}")
+                    self._end_process()  # first, so that the tail holds all it wrote
+                    raise self._error(f"{self._name()} gave no answer within {self._timeout:g} s at step {self._step}")
                 try:
                     chunk = os.read(fd, 65536)
                 except BlockingIOError:
@@ -131,11 +185,46 @@ class ExternalAgent:
                     raise self._died()
                 self._buffer += chunk
                 if len(self._buffer) > _MAX_LINE:
-                    raise AgentError(f"{self._name()} sent a line longer than {_MAX_LINE} bytes")
+                    raise self._error(f"{self._name()} sent a line longer than {_MAX_LINE} bytes")
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line
 
     def close(self) -> None:
+        """End the agent process, save its stderr log (with a log folder) and release the capture file.
+
+        Raises:
+            AgentError: the stderr log cannot be written.
+        """
+        self._end_process()
+        if self._stderr.closed:
+            return
+        try:
+            if self._log_dir is not None and self._episode is not None:
+                self._save_log(Path(self._log_dir) / stderr_log_name(*self._episode))
+        finally:
+            self._stderr.close()
+
+    def _save_log(self, target: Path) -> None:
+        """Write the captured stderr to ``target`` through the output policy (the end of it past MAX_LOG_BYTES)."""
+        from ..atomic import atomic_write_bytes
+
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(target, self._log_chunks())
+        except (OSError, EmberError) as exc:
+            raise AgentError(f"cannot save the agent's stderr log {target}: {exc}") from None
+
+    def _log_chunks(self) -> Iterator[bytes]:
+        fd = self._stderr.fileno()
+        size = os.fstat(fd).st_size
+        offset = max(0, size - MAX_LOG_BYTES)
+        if offset:
+            yield f"[emberbench: the first {offset} bytes of this stderr were dropped]\n".encode("ascii")
+        while offset < size and (chunk := os.pread(fd, min(1 << 20, size - offset), offset)):
+            offset += len(chunk)
+            yield chunk
+
+    def _end_process(self) -> None:
         """End the agent process: close its stdin, wait briefly, then kill it."""
         proc, self._proc = self._proc, None
         if proc is not None:
@@ -149,4 +238,3 @@ class ExternalAgent:
                 proc.kill()
                 proc.wait()
             proc.stdout.close()  # type: ignore[union-attr]
-        self._stderr.close()

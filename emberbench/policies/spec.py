@@ -33,13 +33,16 @@ _IMPORT_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 PolicyFactory = Callable[[], Callable[[Any], Any]]
 
 
-def resolve_policy(spec: str, *, agent_timeout: float = DEFAULT_AGENT_TIMEOUT) -> PolicyFactory:
+def resolve_policy(spec: str, *, agent_timeout: float = DEFAULT_AGENT_TIMEOUT,
+                   agent_log: str | None = None) -> PolicyFactory:
     """Return the policy factory named by ``spec``.
 
     Args:
         spec: the policy spec (see module docstring).
         agent_timeout: seconds an external agent may take to answer one
             observation before the run stops.
+        agent_log: a folder where an external agent's stderr is saved, one
+            file per episode (ignored by other policies).
 
     Raises:
         PolicyError: the spec names nothing that can be loaded.
@@ -51,7 +54,7 @@ def resolve_policy(spec: str, *, agent_timeout: float = DEFAULT_AGENT_TIMEOUT) -
     if spec.startswith("cmd:"):
         from .external import ExternalAgentFactory
 
-        return ExternalAgentFactory(spec[4:], timeout=agent_timeout)
+        return ExternalAgentFactory(spec[4:], timeout=agent_timeout, log_dir=agent_log)
     if _IMPORT_RE.match(spec):
         module_name, attr = spec.split(":", 1)
         try:

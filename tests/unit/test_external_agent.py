@@ -53,8 +53,9 @@ def test_python_agent_with_the_protocol_matches_in_process_policy(suite) -> None
 
 FAILURES = [
     ("crash", "import sys\nsys.stdin.readline()\nsys.stderr.write('boom\\n')\nsys.exit(3)",
-     "exited with status 3 at step 1; stderr: boom"),
-    ("silent", "import sys, time\nsys.stdin.readline()\ntime.sleep(30)", "gave no answer within 0.5 s at step 1"),
+     "exited with status 3 at step 1; stderr (last 1 line): boom"),
+    ("silent", "import sys, time\nsys.stdin.readline()\ntime.sleep(30)",
+     "gave no answer within 0.5 s at step 1; no stderr output"),
     ("malformed", "import sys\nsys.stdin.readline()\nprint('not json', flush=True)\nsys.stdin.readline()",
      "answered step 1 with malformed JSON"),
     ("not an object", "import sys\nsys.stdin.readline()\nprint('[1, 2]', flush=True)\nsys.stdin.readline()",
@@ -84,6 +85,8 @@ def test_agent_failures_stop_the_run_and_keep_completed_episodes(tmp_path, suite
     with pytest.raises(AgentError) as info:
         run_evaluation(m, suite, factory, "agent", out)
     assert message in str(info.value)
+    assert str(info.value).startswith("scenario v1-pub-01-single-exit-sparse, seed 1: external agent")
+    assert (info.value.scenario_id, info.value.seed) == ("v1-pub-01-single-exit-sparse", 1)
     assert [e.index for e in load_result(out, suite).episodes] == [0]
 
 
@@ -133,3 +136,119 @@ def test_agent_that_closes_its_output_but_keeps_running_is_stopped(tmp_path, sui
     with pytest.raises(AgentError, match="closed its output at step 1"):
         with closing(resolve_policy(f"cmd:{PY} {script}", agent_timeout=0.5)()) as agent:
             play_episode(sc, 0, agent)
+
+
+def _agent(tmp_path, code: str, name: str = "agent.py") -> str:  # noqa: ANN001
+    script = tmp_path / name
+    script.write_text(code)
+    return f"cmd:{PY} {script}"
+
+
+def test_error_quotes_the_last_20_stderr_lines_not_only_the_last(tmp_path, suite) -> None:  # noqa: ANN001
+    """Issue 16: a crash quoted only the last stderr line; now the last 20 non-blank lines, oldest first."""
+    spec = _agent(tmp_path, "import sys\nsys.stdin.readline()\n"
+                            "for i in range(30):\n    sys.stderr.write(f'line {i}\\n\\n')\n"
+                            "sys.stderr.write('Traceback: ValueError: the real cause\\nruntime v1.2\\n')\nsys.exit(1)")
+    sc = suite.scenario("v1-pub-01-single-exit-sparse")
+    with pytest.raises(AgentError) as info, closing(resolve_policy(spec)()) as agent:
+        play_episode(sc, 5, agent)
+    tail = info.value.stderr_tail
+    assert len(tail) == 20 and tail[0] == "line 12" and tail[-2:] == ("Traceback: ValueError: the real cause",
+                                                                      "runtime v1.2")
+    message = str(info.value)
+    assert message.startswith("scenario v1-pub-01-single-exit-sparse, seed 5: external agent")
+    assert "stderr (last 20 lines): line 12 | line 13" in message and message.endswith("the real cause | runtime v1.2")
+    assert "\n" not in message
+
+
+def test_timeout_keeps_the_stderr_tail(tmp_path, suite) -> None:  # noqa: ANN001
+    """Issue 16: a timeout dropped the agent's stderr; now the error quotes what it wrote before it was stopped."""
+    spec = _agent(tmp_path, "import sys, time\nsys.stdin.readline()\n"
+                            "sys.stderr.write('loading weights\\nstill loading\\n'); sys.stderr.flush()\ntime.sleep(30)")
+    sc = suite.scenario("v1-pub-01-single-exit-sparse")
+    with pytest.raises(AgentError) as info, closing(resolve_policy(spec, agent_timeout=0.5)()) as agent:
+        play_episode(sc, 0, agent)
+    assert "gave no answer within 0.5 s at step 1; stderr (last 2 lines): loading weights | still loading" in str(
+        info.value)
+    assert info.value.stderr_tail == ("loading weights", "still loading")
+
+
+def test_stderr_tail_is_bounded_and_sanitized(tmp_path) -> None:  # noqa: ANN001
+    """Long lines are cut at 300 characters, control characters shown as '?', blank lines skipped."""
+    from emberbench.policies.external import read_tail
+
+    path = tmp_path / "err"
+    path.write_bytes(b"x" * 1000 + b"\n\n   \nred \x1b[31mtext\x07\n")
+    with path.open("rb") as handle:
+        tail = read_tail(handle.fileno())
+    assert tail == ("x" * 297 + "...", "red ?[31mtext?")
+
+
+@pytest.mark.skipif(NODE is None, reason="needs node on PATH")
+def test_node_crash_names_the_exception(tmp_path, suite) -> None:  # noqa: ANN001
+    """Issue 16: a Node agent's crash reported only 'Node.js v20...'; the error now shows the thrown exception."""
+    script = tmp_path / "crash.js"
+    script.write_text('require("readline").createInterface({input: process.stdin}).on("line", () => {\n'
+                      '  throw new Error("boom: cannot plan");\n});\n')
+    sc = suite.scenario("v1-pub-01-single-exit-sparse")
+    with pytest.raises(AgentError) as info, closing(resolve_policy(f"cmd:{NODE} {script}")()) as agent:
+        play_episode(sc, 0, agent)
+    assert "Error: boom: cannot plan" in str(info.value) and "Node.js v" in str(info.value)
+
+
+def test_agent_log_saves_each_episodes_stderr_under_its_scenario_and_seed(tmp_path, suite) -> None:  # noqa: ANN001
+    """With a log folder every episode's whole stderr is saved to SCENARIO.seed-SEED.stderr.log, failures too."""
+    spec = _agent(tmp_path, "import sys, json\nsys.stderr.write('hello from the agent\\n')\n"
+                            "for line in sys.stdin:\n"
+                            "    obs = json.loads(line)\n"
+                            "    sys.stderr.write(f\"step {obs['step']}\\n\")\n"
+                            "    print(json.dumps({p['id']: 'stay' for p in obs['people']}), flush=True)\n")
+    logs = tmp_path / "logs" / "nested"
+    m = _manifest(suite, ["v1-pub-01-single-exit-sparse"], seeds=(0, 7))
+    run_evaluation(m, suite, resolve_policy(spec, agent_log=str(logs)), "agent", tmp_path / "r.json")
+    names = sorted(p.name for p in logs.iterdir())
+    assert names == ["v1-pub-01-single-exit-sparse.seed-0.stderr.log", "v1-pub-01-single-exit-sparse.seed-7.stderr.log"]
+    steps = load_result(tmp_path / "r.json", suite).episodes[0].record.steps
+    expected = "hello from the agent\n" + "".join(f"step {t}\n" for t in range(steps))
+    assert (logs / names[0]).read_text() == expected
+    crash = _agent(tmp_path, "import sys\nsys.stderr.write('dying\\n')\nsys.exit(2)", "crash.py")
+    with pytest.raises(AgentError), closing(resolve_policy(crash, agent_log=str(logs))()) as agent:
+        play_episode(suite.scenario("v1-pub-04-dead-end-corridor"), 3, agent)
+    assert (logs / "v1-pub-04-dead-end-corridor.seed-3.stderr.log").read_text() == "dying\n"
+
+
+def test_agent_log_refuses_a_file_and_an_unwritable_target(tmp_path, suite) -> None:  # noqa: ANN001
+    """A log folder that is a file is refused at once; a log path taken by a folder fails with AgentError."""
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(AgentError, match="exists and is not a folder"):
+        resolve_policy("cmd:true", agent_log=str(tmp_path / "file"))
+    logs = tmp_path / "logs"
+    (logs / "v1-pub-01-single-exit-sparse.seed-0.stderr.log").mkdir(parents=True)
+    spec = _agent(tmp_path, "import sys, json\nfor line in sys.stdin:\n"
+                            "    print(json.dumps({p['id']: 'stay' for p in json.loads(line)['people']}), flush=True)\n")
+    with pytest.raises(AgentError, match="cannot save the agent's stderr log"):
+        with closing(resolve_policy(spec, agent_log=str(logs))()) as agent:
+            play_episode(suite.scenario("v1-pub-01-single-exit-sparse"), 0, agent)
+
+
+def test_agent_error_keeps_its_data_across_processes() -> None:
+    """AgentError pickles with its tail, scenario and seed (Ray workers send it to the coordinator)."""
+    import pickle
+
+    error = AgentError("external agent 'x' exited", stderr_tail=("a", "b")).in_episode("v1-pub-01-single-exit-sparse", 3)
+    again = pickle.loads(pickle.dumps(error))
+    assert str(again) == str(error) == "scenario v1-pub-01-single-exit-sparse, seed 3: external agent 'x' exited"
+    assert (again.stderr_tail, again.scenario_id, again.seed) == (("a", "b"), "v1-pub-01-single-exit-sparse", 3)
+    assert again.in_episode("other", 4) is again  # the episode is named once
+
+
+def test_the_agent_process_never_sees_the_scenario_or_seed(tmp_path, suite) -> None:  # noqa: ANN001
+    """Labelling the episode stays on the evaluator's side: the agent's environment and input lack it."""
+    spec = _agent(tmp_path, "import sys, os, json\nsys.stderr.write(repr(sorted(os.environ.items())) + repr(sys.argv))\n"
+                            "for line in sys.stdin:\n    sys.stderr.write(line)\n"
+                            "    print(json.dumps({p['id']: 'stay' for p in json.loads(line)['people']}), flush=True)\n")
+    logs = tmp_path / "logs"
+    with closing(resolve_policy(spec, agent_log=str(logs))()) as agent:
+        play_episode(suite.scenario("v1-pub-01-single-exit-sparse"), 987654321, agent)
+    seen = (logs / "v1-pub-01-single-exit-sparse.seed-987654321.stderr.log").read_text()
+    assert "987654321" not in seen and "v1-pub-01" not in seen and '"step":0' in seen
