@@ -36,8 +36,10 @@ def user_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except EmberError as exc:
+            _traceback_if_verbose(exc)
             raise fail(str(exc)) from None
         except OSError as exc:
+            _traceback_if_verbose(exc)
             where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
             raise fail(f"{exc.strerror or exc}{where}") from None
         except KeyboardInterrupt:
@@ -49,6 +51,16 @@ def user_errors(func: F) -> F:
             raise
 
     return wrapper  # type: ignore[return-value]
+
+
+def _traceback_if_verbose(exc: BaseException) -> None:
+    """With ``-v`` (or ``EMBERBENCH_DEBUG``), print the traceback before the one-line error."""
+    from .verbosity import show_tracebacks
+
+    if show_tracebacks():
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)
 
 
 def is_terminal() -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -123,11 +122,13 @@ def run(
     except Exception as exc:
         # A policy's own exception stops the run (completed episodes are kept);
         # at the command line it is reported in one line, not as a traceback.
-        if os.environ.get("EMBERBENCH_DEBUG"):
+        from .verbosity import show_tracebacks
+
+        if show_tracebacks():
             raise
         raise EvaluationError(
             f"the run stopped: the policy raised {type(exc).__name__}: {exc} "
-            f"(completed episodes are kept in {out}; set EMBERBENCH_DEBUG=1 for the traceback)"
+            f"(completed episodes are kept in {out}; run `emberbench -v run ...` for the traceback)"
         ) from None
     typer.echo(f"{out}: {summary.completed}/{summary.scheduled} episodes ({summary.ran} run now, "
                f"{summary.resumed} resumed); result digest {summary.result_digest}")

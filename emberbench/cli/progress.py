@@ -13,10 +13,12 @@ def progress_bar(description: str, *, unit: str = "episodes", enabled: bool | No
                  ) -> Iterator[Callable[[int, int], None]]:
     """Yield a ``callback(done, total)``; draws a rich bar on stderr when stderr is a terminal.
 
-    Off a terminal (a pipe, a log file, CI) nothing is drawn.
+    Off a terminal (a pipe, a log file, CI), or with ``-q``, nothing is drawn.
     """
     if enabled is None:
-        enabled = sys.stderr.isatty()
+        from .verbosity import show_progress
+
+        enabled = sys.stderr.isatty() and show_progress()
     if not enabled:
         yield lambda done, total: None
         return

@@ -17,6 +17,7 @@ is saved there under a name made of the scenario id and the seed.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import selectors
 import shlex
@@ -30,6 +31,7 @@ from typing import Any
 from ..errors import AgentError, EmberError
 from ..observation import Observation
 
+_log = logging.getLogger(__name__)
 _MAX_LINE = 16 * 1024 * 1024
 STDERR_TAIL_LINES = 20
 """How many of the agent's last stderr lines an error quotes."""
@@ -213,6 +215,7 @@ class ExternalAgent:
             atomic_write_bytes(target, self._log_chunks())
         except (OSError, EmberError) as exc:
             raise AgentError(f"cannot save the agent's stderr log {target}: {exc}") from None
+        _log.info("agent stderr saved to %s", target)
 
     def _log_chunks(self) -> Iterator[bytes]:
         fd = self._stderr.fileno()

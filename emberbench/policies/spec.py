@@ -78,10 +78,13 @@ def resolve_policy(spec: str, *, agent_timeout: float = DEFAULT_AGENT_TIMEOUT,
             if not callable(factory):
                 raise PolicyError(f"policy {spec!r}: entry point {ep.value!r} is not callable")
             return factory
-    known = ", ".join(sorted(BUILTIN_POLICIES))
+    from .catalog import policy_names
+
+    builtins, plugins = policy_names()
     raise PolicyError(
-        f"unknown policy {spec!r}: use a built-in name ({known}), module:factory, "
-        f"a name from the {ENTRY_POINT_GROUP!r} entry points, or cmd:<command>"
+        f"unknown policy {spec!r}: use a built-in name ({', '.join(builtins)}), an installed "
+        f"{ENTRY_POINT_GROUP!r} entry point ({', '.join(plugins) or 'none installed'}), module:factory, "
+        "or cmd:<command> (`emberbench policies` lists them)"
     )
 
 
