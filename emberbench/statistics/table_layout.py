@@ -5,8 +5,10 @@ short form of each header and of each row label. :func:`layout` tries, in
 order, until the table fits the width:
 
 1. full row labels and long headers;
-2. full row labels and short headers (a legend line explains them);
-3. short row labels and short headers (a legend line gives each label);
+2. full row labels and short headers (a legend line explains them), with
+   two spaces between columns, then with one;
+3. short row labels and short headers (a legend line gives each label), two
+   spaces, then one;
 4. a stacked layout: one block per row, its label on one line and
    ``header value`` pairs flowed over the following lines.
 
@@ -24,7 +26,10 @@ from dataclasses import dataclass
 from rich.cells import cell_len
 
 GAP = "  "
-"""Between two columns."""
+"""Between two columns (one space in the tightest layouts)."""
+
+_ATTEMPTS = ((False, False, GAP), (False, True, GAP), (False, True, " "), (True, True, GAP), (True, True, " "))
+"""(short labels, short headers, gap) of each grid layout, widest first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +114,7 @@ def flow(tokens: Sequence[str], width: int, role: str, *, sep: str = GAP, indent
     return lines
 
 
-def _grid(table: TextTable, short_labels: bool, short_headers: bool) -> tuple[int, list[Line]]:
+def _grid(table: TextTable, short_labels: bool, short_headers: bool, gap: str = GAP) -> tuple[int, list[Line]]:
     """The table as aligned lines, and its width."""
     headers = [table.label_header] + [c.short if short_headers else c.header for c in table.columns]
     body = [[r.short_label if short_labels else r.label, *r.cells] for r in table.rows]
@@ -120,9 +125,9 @@ def _grid(table: TextTable, short_labels: bool, short_headers: bool) -> tuple[in
     def render(cells: Sequence[str]) -> str:
         parts = [c + " " * (w - cell_len(c)) if is_left else " " * (w - cell_len(c)) + c
                  for c, w, is_left in zip(cells, widths, left)]
-        return GAP.join(parts).rstrip()
+        return gap.join(parts).rstrip()
 
-    total = sum(widths) + len(GAP) * (len(widths) - 1)
+    total = sum(widths) + len(gap) * (len(widths) - 1)
     lines = [Line(render(headers), "header"), Line("-" * total, "rule")]
     lines += [Line(render(cells), "row") for cells in body]
     return total, lines
@@ -150,8 +155,8 @@ def _stacked(table: TextTable, width: int) -> list[Line]:
 
 def layout(table: TextTable, width: int) -> list[Line]:
     """Lay ``table`` out within ``width`` columns (see the module docstring for the order of attempts)."""
-    for short_labels, short_headers in ((False, False), (False, True), (True, True)):
-        total, grid = _grid(table, short_labels, short_headers)
+    for short_labels, short_headers, gap in _ATTEMPTS:
+        total, grid = _grid(table, short_labels, short_headers, gap)
         if total <= width:
             return [*wrap_lines(table.title, width, "title"), *grid, *wrap_lines(table.caption, width, "caption"),
                     *_legends(table, width, short_labels, short_headers)]

@@ -192,3 +192,18 @@ def test_write_check_reports_an_invalid_written_document(tmp_path: Path) -> None
     assert len(problems) == 1 and "bad.json (manifest)" in problems[0] and "-1" in problems[0]
     assert (tmp_path / "bad.json").read_bytes().startswith(b'{"episodes"')  # written exactly as asked
     assert check.checked == 2
+
+
+def test_the_validation_example_in_formats_md_runs(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """The Python example of docs/formats.md validates a result with the shipped files, offline."""
+    text = (ROOT / "docs" / "formats.md").read_text()
+    start = text.index("```python\n", text.index("## JSON Schemas")) + len("```python\n")
+    code = text[start:text.index("```", start)]
+    (tmp_path / "greedy.json").write_bytes((GOLDEN / "result-1.0.json").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(compile(code, "formats.md", "exec"), namespace)  # noqa: S102 - the documented example itself
+    assert namespace["errors"] == []
+    (tmp_path / "greedy.json").write_bytes((GOLDEN / "result-future.json").read_bytes())
+    exec(compile(code, "formats.md", "exec"), namespace)  # noqa: S102
+    assert namespace["errors"] == ["$.result_version: '1.0' was expected"]
