@@ -76,17 +76,29 @@ def test_completion_refuses_an_unknown_shell() -> None:
     assert result.exit_code == 2 and "bash" in result.output
 
 
+def _complete(words: str, cword: int) -> list[str]:
+    env = {"_EMBERBENCH_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(cword)}
+    result = runner.invoke(app, [], env=env, prog_name="emberbench")
+    assert result.exit_code == 0, result.output
+    return result.output.split()
+
+
 @pytest.mark.parametrize(("words", "cword", "expected"), [
     ("emberbench st", 1, {"stats", "store"}),
     ("emberbench stats --groups ", 3, {"overall", "scenario", "family", "all"}),
     ("emberbench completion ", 2, {"bash", "zsh", "fish", "powershell"}),
+    ("emberbench -", 1, {"--version", "--verbose", "-v", "--quiet", "-q", "--help"}),
 ])
 def test_completion_answers_a_shell_request(words, cword, expected) -> None:  # noqa: ANN001
-    """The installed command answers the script's bash completion requests with commands and choices."""
-    env = {**os.environ, "_EMBERBENCH_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(cword)}
+    """A bash completion request is answered with the matching commands, options or choices."""
+    assert set(_complete(words, cword)) == expected
+
+
+def test_the_installed_command_answers_completion_requests() -> None:
+    """The console script itself answers the request the bash script sends (as a shell would call it)."""
+    env = {**os.environ, "_EMBERBENCH_COMPLETE": "complete_bash", "COMP_WORDS": "emberbench po", "COMP_CWORD": "1"}
     out = subprocess.run([BIN], env=env, capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert set(out.stdout.split()) == expected
+    assert out.returncode == 0 and out.stdout.split() == ["policies"], out.stderr
 
 
 @pytest.mark.parametrize(("verbose", "quiet", "level"), [
