@@ -3,10 +3,11 @@
 :func:`install` wraps :func:`emberbench.atomic.atomic_write_bytes` (the one
 writer every EMBERBench file goes through) for the whole test session. The
 wrapper writes exactly as before and keeps the bytes of the last document
-written to each path; after each test, :meth:`WriteCheck.check` validates
-those whose format it recognizes by its version field (the schemas'
-``x-emberbench.detect``), so a schema that disagrees with a writer fails the
-test that wrote the file, naming the path and the first errors.
+written to each path (for a viewer page, the JSON document it embeds);
+after each test, :meth:`WriteCheck.check` validates those whose format it
+recognizes by its version field (the schemas' ``x-emberbench.detect``), so a
+schema that disagrees with a writer fails the test that wrote the file,
+naming the path and the first errors.
 
 Cost is kept small: a path rewritten many times in one test (a result saved
 after every episode) is checked once, in its final form, and a document
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -24,6 +26,9 @@ from typing import Any
 
 MAX_CHECKED_BYTES = 64 << 20
 """Larger documents are written but not checked (no test writes one today)."""
+
+EMBEDDED = re.compile(rb'<script type="application/json" id="emberbench-data">(.*?)</script>', re.S)
+"""Where a viewer page holds its data document."""
 
 
 class WriteCheck:
@@ -63,8 +68,12 @@ class WriteCheck:
 
     def note(self, path: Any, data: bytes | None) -> None:
         """Remember the last document written to ``path`` (None: too large to check)."""
-        if data is None or data.lstrip()[:1] == b"{":
-            self.pending[str(path)] = data
+        if data is not None and data.lstrip()[:1] != b"{":
+            found = EMBEDDED.search(data) if b"emberbench-data" in data else None
+            if found is None:
+                return
+            data = found.group(1)
+        self.pending[str(path)] = data
 
     def check(self) -> list[str]:
         """Validate the documents written since the last call; return one message per invalid one."""

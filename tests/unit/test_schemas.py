@@ -55,6 +55,7 @@ def test_each_format_has_one_schema_and_the_expected_formats_exist() -> None:
     assert set(names) >= {
         "scenario", "suite", "manifest", "record", "metrics", "result", "pairing", "statistics-aggregate",
         "statistics-paired", "grouped-rates-input", "grouped-rates-report", "grouped-rates-contract",
+        "viewer-data", "report-files",
     }
     with pytest.raises(KeyError, match="no schema for format 'nope'"):
         format_schema("nope")
@@ -175,6 +176,25 @@ def test_patterns_use_the_ecma_meaning_of_dollar(pattern, text, matches) -> None
     assert bool(ecma_regex(pattern).search(text)) is matches
 
 
+def test_viewer_pages_and_report_file_lists_validate(suite, tmp_path: Path) -> None:  # noqa: ANN001
+    """The data a viewer page embeds (of a record and of a result) and a report's file list meet their schemas."""
+    from emberbench.viewer.outputs import REPORT_INDEX, ReportFolder
+    from emberbench.viewer.view import view_page
+    from tests.schema_writes import EMBEDDED
+
+    for golden, kind in (("record-1.0.json", "record"), ("result-1.0.json", "result")):
+        document = json.loads(EMBEDDED.search(view_page(GOLDEN / golden, suite)).group(1))
+        assert detect_format(document).format == "viewer-data" and document["source"]["kind"] == kind
+        assert schema_errors(document, "viewer-data", shipped=True) == []
+    folder = ReportFolder(tmp_path / "report", force=False)
+    folder.write("index.html", b"<html></html>")
+    folder.write("episodes/e1.html", b"<html></html>")
+    folder.finish()
+    listing = json.loads((tmp_path / "report" / REPORT_INDEX).read_bytes())
+    assert schema_errors(listing, "report-files", shipped=True) == []
+    assert schema_errors({**listing, "files": ["../x"]}, "report-files", shipped=True)
+
+
 def test_write_check_reports_an_invalid_written_document(tmp_path: Path) -> None:
     """The session's write check flags a recognized document that breaks its schema, and passes a valid one."""
     import emberbench.atomic
@@ -188,10 +208,13 @@ def test_write_check_reports_an_invalid_written_document(tmp_path: Path) -> None
     write(tmp_path / "good.json", good)
     write(tmp_path / "bad.json", iter([good.replace(b'"seed":0', b'"seed":-1')]))
     write(tmp_path / "other.json", b'{"not": "a format"}')
+    write(tmp_path / "page.html", b'<html><script type="application/json" id="emberbench-data">'
+                                  b'{"viewer_data_version": "2.0"}</script></html>')
     problems = check.check()
-    assert len(problems) == 1 and "bad.json (manifest)" in problems[0] and "-1" in problems[0]
+    assert len(problems) == 2 and "bad.json (manifest)" in problems[0] and "-1" in problems[0]
+    assert "page.html (viewer-data)" in problems[1]
     assert (tmp_path / "bad.json").read_bytes().startswith(b'{"episodes"')  # written exactly as asked
-    assert check.checked == 2
+    assert check.checked == 3
 
 
 def test_the_validation_example_in_formats_md_runs(tmp_path, monkeypatch) -> None:  # noqa: ANN001
