@@ -1,14 +1,15 @@
 """A generic content-addressed store: bytes in, SHA-256 keys out.
 
-Objects are immutable, framed and checksummed files that many processes (and
-machines sharing a filesystem) can write at once. Refs name objects; run
-journals record work in progress with one small fsynced entry per step; gc and
-fsck maintain the store. The package knows nothing of what the bytes mean.
-See docs/store.md.
+Objects are immutable, framed and checksummed; many processes (and machines)
+can write at once. Refs name objects (with compare-and-swap); run journals
+record work in progress with one small durable entry per step; gc and fsck
+maintain the store. Two backends share every format and protocol: a local
+folder and S3-compatible object storage. The package knows nothing of what
+the bytes mean. See docs/store.md.
 
 Typical use::
 
-    store = Store.open(path, create=True)
+    store = open_store("s3://bucket/prefix" or path, create=True)
     key = store.put(data)                   # durable when it returns
     assert store.get(key) == data           # frame + checksum checked
     with store.open_journal(journal_name(manifest_hash, model_id)) as journal:
@@ -20,7 +21,8 @@ Typical use::
 
 from __future__ import annotations
 
-from .disk import DEFAULT_CODEC, Store
+from .backend import Backend, ObjectInfo
+from .core import DEFAULT_CODEC, Store
 from .errors import (
     IntegrityError,
     InvalidKeyError,
@@ -28,12 +30,15 @@ from .errors import (
     JournalCorruptError,
     JournalError,
     KeyMismatchError,
+    LocatorError,
     LockError,
     ObjectNotFoundError,
+    RefConflictError,
     RefError,
     StoreError,
     StoreFormatError,
     StoreIOError,
+    StoreLayoutError,
 )
 from .frame import Codec
 from .fsck import CorruptObject, FsckReport, fsck
@@ -41,6 +46,7 @@ from .gc import DEFAULT_GRACE_SECONDS, GcReport, gc
 from .journal import JournalEntry, JournalState, JournalWriter
 from .keys import journal_name, key_of, validate_journal_name, validate_key, validate_ref_name
 from .layout import FORMAT_VERSION
+from .locator import is_url, open_store
 from .refs import Refs
 from .roots import Roots, collect_roots
 
@@ -48,6 +54,7 @@ __all__ = [
     "DEFAULT_CODEC",
     "DEFAULT_GRACE_SECONDS",
     "FORMAT_VERSION",
+    "Backend",
     "Codec",
     "CorruptObject",
     "FsckReport",
@@ -61,8 +68,11 @@ __all__ = [
     "JournalState",
     "JournalWriter",
     "KeyMismatchError",
+    "LocatorError",
     "LockError",
+    "ObjectInfo",
     "ObjectNotFoundError",
+    "RefConflictError",
     "RefError",
     "Refs",
     "Roots",
@@ -70,11 +80,14 @@ __all__ = [
     "StoreError",
     "StoreFormatError",
     "StoreIOError",
+    "StoreLayoutError",
     "collect_roots",
     "fsck",
     "gc",
+    "is_url",
     "journal_name",
     "key_of",
+    "open_store",
     "validate_journal_name",
     "validate_key",
     "validate_ref_name",

@@ -141,3 +141,41 @@ class LockError(StoreError):
         super().__init__(f"cannot lock {path}: {reason}")
         self.path = path
         self.reason = reason
+
+
+class RefConflictError(RefError):
+    """A compare-and-swap on a ref lost: the ref no longer holds the expected key.
+
+    Attributes:
+        expected: the key the caller expected (``None``: expected no ref).
+        actual: the key found (``None``: no ref).
+    """
+
+    def __init__(self, name: str, expected: str | None, actual: str | None) -> None:
+        want = expected or "no ref"
+        found = actual or "no ref"
+        super().__init__(name, f"conflict: expected {want}, found {found} (another writer updated it)")
+        self.expected = expected
+        self.actual = actual
+
+
+class StoreLayoutError(StoreFormatError):
+    """The store's folders hold a symbolic link, a special file or a foreign entry.
+
+    The store never follows a link inside itself: a link could point reads and
+    writes outside the store (or a shared store at another user's files).
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"refusing store entry {path}: {reason}", path=path)
+        self.reason = reason
+
+
+class LocatorError(StoreError, ValueError):
+    """A store locator (a folder path or an ``s3://`` URL) cannot be used."""
+
+    def __init__(self, locator: str, reason: str) -> None:
+        super().__init__(f"store {locator!r}: {reason}")
+        self.locator = locator
+        self.reason = reason
+

@@ -22,6 +22,7 @@ slower, optional ``verify_data`` check.
 from __future__ import annotations
 
 import enum
+import hashlib
 import struct
 import zlib
 from dataclasses import dataclass
@@ -138,3 +139,93 @@ def decode_frame(key: str, header: bytes, stored: bytes, path: str | None = None
     if len(raw) != head.raw_length:
         raise IntegrityError(key, f"raw length {len(raw)}, frame says {head.raw_length}", path=path)
     return raw
+
+
+CHUNK = 1 << 20
+"""Piece size of every streaming read and write (1 MiB)."""
+
+
+def build_header(key: str, codec: Codec, raw_length: int, stored_length: int, checksum_of: bytes) -> bytes:
+    """The full header for a frame whose blake3 (over the fixed part + stored bytes) is ``checksum_of``."""
+    return _fixed(key, codec, raw_length, stored_length) + checksum_of
+
+
+def _fixed(key: str, codec: Codec, raw_length: int, stored_length: int) -> bytes:
+    return _FIXED.pack(MAGIC, FRAME_VERSION, int(codec), 0, raw_length, stored_length, bytes.fromhex(key))
+
+
+def fixed_part(key: str, codec: Codec, raw_length: int, stored_length: int) -> bytes:
+    """Header bytes 0..55 (what the checksum covers before the stored bytes)."""
+    return _fixed(key, codec, raw_length, stored_length)
+
+
+class FrameChecker:
+    """Verifies one frame fed in pieces; yields decoded raw bytes as they are produced.
+
+    Nothing it returns from :meth:`feed` has been proven good until
+    :meth:`finish` returns: callers that hand bytes on must either hold them
+    back until then, or (as :mod:`store.streaming` does) check each piece
+    against a previous, finished pass.
+
+    Args:
+        key: the key the object is filed under.
+        header: the first :data:`HEADER_LENGTH` bytes of the object.
+        size: the total size of the stored object (header included).
+        path: where it is, for messages.
+        verify_data: also SHA-256 the raw bytes against ``key``.
+
+    Raises:
+        IntegrityError: on any failed check (at construction for the header and
+            the size, in ``feed`` when the raw bytes overrun the frame, in
+            ``finish`` for the rest).
+    """
+
+    def __init__(self, key: str, header: bytes, size: int, path: str | None = None, *,
+                 verify_data: bool = False) -> None:
+        self.head = parse_header(key, header, path)
+        self.key, self.path = key, path
+        stored = size - HEADER_LENGTH
+        if stored != self.head.stored_length:
+            raise IntegrityError(key, f"stored length {stored}, frame says {self.head.stored_length}", path=path)
+        self._blake = blake3.blake3(self.head.checked_bytes)
+        self._sha = hashlib.sha256() if verify_data else None
+        self._inflater = zlib.decompressobj() if self.head.codec is Codec.ZLIB else None
+        self.raw_seen = 0
+
+    def feed(self, stored: bytes) -> list[bytes]:
+        """Take the next stored bytes; return the raw bytes they decode to (unproven)."""
+        self._blake.update(stored)
+        if self._inflater is None:
+            pieces = [stored] if stored else []
+        else:
+            pieces = []
+            data = stored
+            try:
+                while data:
+                    out = self._inflater.decompress(data, CHUNK)
+                    if out:
+                        pieces.append(out)
+                    data = self._inflater.unconsumed_tail
+                    if self._inflater.eof:
+                        break
+            except zlib.error as exc:
+                raise IntegrityError(self.key, f"cannot decompress: {exc}", path=self.path) from None
+        for piece in pieces:
+            self.raw_seen += len(piece)
+            if self.raw_seen > self.head.raw_length:
+                raise IntegrityError(self.key, f"raw length exceeds {self.head.raw_length}", path=self.path)
+            if self._sha is not None:
+                self._sha.update(piece)
+        return pieces
+
+    def finish(self) -> None:
+        """Check the checksum, the end of the stream, the raw length and (if asked) the content hash."""
+        if self._blake.digest() != self.head.checksum:
+            raise IntegrityError(self.key, "checksum mismatch", path=self.path)
+        if self._inflater is not None and (not self._inflater.eof or self._inflater.unused_data):
+            raise IntegrityError(self.key, "compressed stream does not end where the frame does", path=self.path)
+        if self.raw_seen != self.head.raw_length:
+            raise IntegrityError(self.key, f"raw length {self.raw_seen}, frame says {self.head.raw_length}",
+                                 path=self.path)
+        if self._sha is not None and self._sha.hexdigest() != self.key:
+            raise IntegrityError(self.key, f"content hashes to {self._sha.hexdigest()}", path=self.path)

@@ -2,32 +2,32 @@
 
 Levels (each includes the ones before):
 
-1. **frames** (always): every object file is read whole and its frame, header
-   key and blake3 checksum are checked; files in ``objects/`` that are not
-   object names are strays; temp files left by crashed writers are reported.
+1. **frames** (always): every object is read in pieces (never whole) and its
+   frame, header key and blake3 checksum are checked; entries in ``objects/``
+   that are not object names are strays; every ref and journal is read and
+   each one that cannot be is reported (fsck carries on past it); leftovers
+   of interrupted writes are listed.
 2. **verify_data**: every object's content is re-hashed with SHA-256 and
    compared with its key.
-3. **connectivity**: every ref and every unfinished journal is read; each key
-   they reference must be stored and intact; stored objects that no root
-   references are listed as dangling (what gc would collect after the grace
-   period). This level is independent of level 2.
+3. **connectivity**: each key the readable refs and journals reference must
+   be stored and intact; stored objects that no root references are listed
+   as dangling (what gc would collect after the grace period). This level is
+   independent of level 2.
 
-Corrupt objects are moved to ``quarantine/`` (never deleted), under the gc
-lock so that no put is in progress for them. A later put of the same bytes
-restores the object.
+Corrupt objects are moved to ``quarantine/`` (never deleted), under the
+exclusive guard so that no put is in progress for them. A later put of the
+same bytes restores the object. fsck works the same on every backend.
 """
 
 from __future__ import annotations
 
-import os
-import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from . import _fs, lock
-from .disk import Store
-from .errors import IntegrityError, JournalError, LockError, ObjectNotFoundError, RefError, StoreIOError
-from .keys import validate_key
-from .roots import collect_roots
+from .errors import IntegrityError, LockError, ObjectNotFoundError, StoreError
+
+if TYPE_CHECKING:
+    from .core import Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,15 +45,15 @@ class FsckReport:
 
     Attributes:
         levels: the levels that ran (``"frames"``, ``"verify-data"``, ``"connectivity"``).
-        objects_checked: object files read.
+        objects_checked: objects read.
         corrupt: objects that failed, with their quarantine path if moved.
-        stray_files: files under ``objects/`` that are not object names.
-        temp_files: temp files left by interrupted writes (harmless; gc removes old ones).
+        stray_files: entries under ``objects/`` that are not object names.
+        temp_files: leftovers of interrupted writes (harmless; gc removes old ones).
         bad_roots: refs or journals that cannot be read, as ``(what, reason)``.
         torn_journals: ``(journal, bytes)`` for journals with a torn tail (harmless).
         missing: ``(root, key)`` for referenced keys that are not stored intact.
         dangling: stored keys that no root references.
-        quarantine_files: files already in ``quarantine/``.
+        quarantine_files: entries already in ``quarantine/``.
     """
 
     levels: tuple[str, ...]
@@ -73,126 +73,90 @@ class FsckReport:
         return not (self.corrupt or self.stray_files or self.bad_roots or self.missing)
 
 
-def fsck(
-    store: Store,
-    *,
-    verify_data: bool = False,
-    connectivity: bool = False,
-    quarantine: bool = True,
-    lock_timeout: float = 30.0,
-) -> FsckReport:
+def fsck(store: Store, *, verify_data: bool = False, connectivity: bool = False, quarantine: bool = True,
+         lock_timeout: float = 30.0) -> FsckReport:
     """Check ``store``; see the module docstring for the levels.
 
     Args:
         store: the store to check.
         verify_data: re-hash every object's content against its key.
-        connectivity: check that refs and unfinished journals resolve, and
-            list dangling objects.
+        connectivity: check that refs and journals resolve, and list dangling objects.
         quarantine: move corrupt objects to ``quarantine/``.
-        lock_timeout: seconds to wait for the gc lock before quarantining.
+        lock_timeout: seconds to wait for the exclusive guard before quarantining.
 
     Returns:
         The report; fsck raises only if the store itself cannot be listed.
     """
     levels = ["frames"] + (["verify-data"] if verify_data else []) + (["connectivity"] if connectivity else [])
-    keys, strays = _scan_objects(store)
+    backend = store.backend
+    keys = [info.key for info in backend.list_objects()]
     failures: dict[str, str] = {}
     for key in keys:
         try:
-            store.get(key, verify_data=verify_data)
+            store.check(key, verify_data=verify_data)
         except IntegrityError as exc:
             failures[key] = exc.reason
         except ObjectNotFoundError:
-            continue  # removed by gc since the scan
+            continue  # removed by gc since the listing
+        except StoreError as exc:
+            failures[key] = str(exc)
     corrupt = _quarantine(store, failures, verify_data, lock_timeout) if quarantine else tuple(
         CorruptObject(k, r, None) for k, r in sorted(failures.items())
     )
     bad_roots: list[tuple[str, str]] = []
+    root_keys: list[tuple[str, str]] = []
+    for name in store.refs.names():
+        try:
+            root_keys.append((f"ref {name}", store.refs.get(name)))
+        except StoreError as exc:
+            if getattr(exc, "reason", "") != "no such ref":
+                bad_roots.append((f"ref {name}", getattr(exc, "reason", str(exc))))
     torn: list[tuple[str, int]] = []
     for name in store.journal_names():
         try:
             state = store.read_journal(name)
-        except JournalError as exc:
-            bad_roots.append((f"journal {name}", exc.reason))
+        except StoreError as exc:
+            if getattr(exc, "reason", "") != "no such journal":
+                bad_roots.append((f"journal {name}", getattr(exc, "reason", str(exc))))
             continue
         if state.torn_bytes:
             torn.append((name, state.torn_bytes))
+        root_keys.extend((f"journal {name}", key) for key in sorted(state.referenced_keys()))
     missing: list[tuple[str, str]] = []
     dangling: tuple[str, ...] = ()
     if connectivity:
-        try:
-            roots = collect_roots(store)
-        except (RefError, JournalError) as exc:
-            bad_roots.append(("roots", str(exc)))
-        else:
-            intact = set(keys) - set(failures)
-            for name, key in roots.refs:
-                if key not in intact:
-                    missing.append((f"ref {name}", key))
-            for name, key in roots.journals:
-                if key not in intact:
-                    missing.append((f"journal {name}", key))
-            marked = roots.keys()
-            dangling = tuple(k for k in sorted(intact) if k not in marked)
+        intact = set(keys) - set(failures)
+        missing = [(root, key) for root, key in root_keys if key not in intact]
+        marked = {key for _, key in root_keys}
+        dangling = tuple(k for k in sorted(intact) if k not in marked)
     return FsckReport(
         levels=tuple(levels),
         objects_checked=len(keys),
         corrupt=corrupt,
-        stray_files=tuple(strays),
-        temp_files=tuple(find_temp_files(store)),
+        stray_files=tuple(backend.stray_entries()),
+        temp_files=tuple(rel for rel, _ in backend.temp_entries()),
         bad_roots=tuple(bad_roots),
         torn_journals=tuple(torn),
         missing=tuple(missing),
         dangling=dangling,
-        quarantine_files=len(os.listdir(store.layout.quarantine)),
+        quarantine_files=backend.quarantine_count(),
     )
 
 
-def _scan_objects(store: Store) -> tuple[list[str], list[str]]:
-    """Every object key, and every file under ``objects/`` that is not one."""
-    keys: list[str] = []
-    strays: list[str] = []
-    root = store.layout.objects
-    for fanout in sorted(os.listdir(root)):
-        folder = root / fanout
-        if len(fanout) != 2 or fanout.strip("0123456789abcdef") or not folder.is_dir():
-            strays.append(f"objects/{fanout}")
-            continue
-        for rest in sorted(os.listdir(folder)):
-            try:
-                keys.append(validate_key(fanout + rest))
-            except ValueError:
-                strays.append(f"objects/{fanout}/{rest}")
-    return keys, strays
-
-
 def find_temp_files(store: Store) -> list[str]:
-    """Temp files left by interrupted writes, relative to the store root."""
-    found = [f"tmp/{name}" for name in sorted(os.listdir(store.layout.tmp))]
-    for folder in (store.layout.root, store.layout.journals):
-        found += [
-            str((folder / n).relative_to(store.root))
-            for n in sorted(os.listdir(folder))
-            if n.startswith(".") and n.endswith(_fs.TEMP_SUFFIX)
-        ]
-    for folder, _dirs, files in os.walk(store.layout.refs):
-        found += [
-            os.path.relpath(os.path.join(folder, n), store.root)
-            for n in sorted(files)
-            if n.startswith(".") and n.endswith(_fs.TEMP_SUFFIX)
-        ]
-    return found
+    """Leftovers of interrupted writes, relative to the store root."""
+    return [rel for rel, _ in store.backend.temp_entries()]
 
 
-def _quarantine(
-    store: Store, failures: dict[str, str], verify_data: bool, lock_timeout: float
-) -> tuple[CorruptObject, ...]:
+def _quarantine(store: Store, failures: dict[str, str], verify_data: bool,
+                lock_timeout: float) -> tuple[CorruptObject, ...]:
     if not failures:
         return ()
     moved: list[CorruptObject] = []
     try:
-        with lock.locked(store.layout.gc_lock, shared=False, timeout=lock_timeout):
+        with store.backend.exclusive_guard(lock_timeout) as still_held:
             for key, reason in sorted(failures.items()):
+                still_held()
                 moved.append(CorruptObject(key, reason, _move_if_still_corrupt(store, key, verify_data)))
     except LockError:
         done = {c.key for c in moved}
@@ -201,20 +165,12 @@ def _quarantine(
 
 
 def _move_if_still_corrupt(store: Store, key: str, verify_data: bool) -> str | None:
-    # Re-read under the lock: a put may have replaced the object since the scan.
+    # Re-read under the guard: a put may have replaced the object since the scan.
     try:
-        store.get(key, verify_data=verify_data)
+        store.check(key, verify_data=verify_data)
         return None
     except ObjectNotFoundError:
         return None
     except IntegrityError:
         pass
-    source = store.layout.object_path(key)
-    target = store.layout.quarantine / f"{key}.{time.time_ns()}"
-    try:
-        os.rename(source, target)
-    except OSError as exc:
-        raise StoreIOError("quarantine", str(source), exc, key=key) from exc
-    _fs.fsync_dir(store.layout.quarantine, key)
-    _fs.fsync_dir(source.parent, key)
-    return str(target.relative_to(store.root))
+    return store.backend.quarantine_object(key)

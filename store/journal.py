@@ -13,7 +13,7 @@ artifact. File layout::
 
 **References.** The store never looks inside ``data``. What an entry keeps
 alive is exactly the ``keys`` the caller passes with it; gc marks those for
-every journal that is not finished. A runner writes
+every journal, finished or not, until the journal is deleted. A runner writes
 ``append({"index": i, "digest": d, ...}, keys=[d])``.
 
 **Torn tails.** A crash can leave the last append half written. On open, the
@@ -22,11 +22,16 @@ valid entry can be found anywhere after it, the rest is a torn tail: readers
 ignore it and a writer truncates it away. If a valid entry does follow, the
 damage is before the end and :class:`~store.errors.JournalCorruptError` is
 raised: nothing is repaired silently.
+
+**Backends.** A local journal is one file appended in place
+(:class:`FileJournalWriter`, in :mod:`store.local`); on object storage a
+journal is a series of numbered segment objects whose concatenation is the
+same bytes (:mod:`store.s3`). Both share the entry format, :func:`parse` and
+the writer semantics of :class:`JournalWriter`.
 """
 
 from __future__ import annotations
 
-import os
 import struct
 import types
 from collections.abc import Callable, Iterable, Mapping
@@ -36,10 +41,8 @@ from typing import Any
 import blake3
 import msgpack
 
-from . import _fs, lock
-from .errors import JournalCorruptError, JournalError, ObjectNotFoundError, StoreIOError
-from .keys import validate_journal_name, validate_key
-from .layout import JOURNAL_SUFFIX, Layout
+from .errors import JournalCorruptError, JournalError, ObjectNotFoundError
+from .keys import validate_key
 
 MAGIC = b"EBSJ"
 JOURNAL_VERSION = 1
@@ -49,6 +52,8 @@ _LEN = struct.Struct(">I")
 _PREFIX = len(_MARKER) + _LEN.size
 _CHECK = 16
 MAX_PAYLOAD = 64 * 1024 * 1024
+MAX_JOURNAL_BYTES = 1 << 30
+"""Readers refuse a journal larger than 1 GiB (about four million episodes)."""
 ENTRY, FINISH = 0, 1
 
 
@@ -168,146 +173,33 @@ def parse(name: str, buf: bytes) -> tuple[JournalState, int]:
     return JournalState(name, tuple(entries), finish, len(buf) - pos), pos
 
 
-def read_journal(layout: Layout, name: str) -> JournalState:
-    """Read a journal without locking it (a concurrent append looks like a torn tail).
-
-    Raises:
-        JournalError: no such journal, or it is unreadable (see :func:`parse`).
-    """
-    path = layout.journal_path(name)
-    try:
-        buf = path.read_bytes()
-    except FileNotFoundError:
-        raise JournalError(name, "no such journal") from None
-    except OSError as exc:
-        raise StoreIOError("read", str(path), exc) from exc
-    return parse(name, buf)[0]
-
-
-def journal_names(layout: Layout) -> list[str]:
-    """Every journal name in the store, sorted."""
-    names = []
-    for file in os.listdir(layout.journals):
-        if file.endswith(JOURNAL_SUFFIX):
-            name = file[: -len(JOURNAL_SUFFIX)]
-            try:
-                names.append(validate_journal_name(name))
-            except ValueError:
-                continue
-    return sorted(names)
-
-
-def delete_journal(layout: Layout, name: str, *, timeout: float = 0.0) -> bool:
-    """Delete a journal that no writer holds; returns whether it existed.
-
-    Raises:
-        LockError: a writer holds the journal.
-    """
-    path = layout.journal_path(name)
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        return False
-    try:
-        lock.acquire(fd, path, shared=False, timeout=timeout)
-        os.unlink(path)
-    except FileNotFoundError:
-        return False
-    finally:
-        os.close(fd)
-    _fs.fsync_dir(layout.journals)
-    return True
-
-
 class JournalWriter:
-    """The single writer of one journal; holds its exclusive flock while open.
+    """The single writer of one journal (base of the backends' writers).
 
-    Opening reads and checks the whole journal and truncates a torn tail away.
-    Every append is durable (fsynced) when the call returns. After a failed
-    append the writer refuses further appends: the file's tail is unknown and
-    reopening is what repairs it. Use as a context manager or call
-    :meth:`close`.
+    Every append is durable when the call returns. After a failed append the
+    writer refuses further appends: its tail is unknown and reopening is what
+    repairs it. Use as a context manager or call :meth:`close`.
 
-    Args:
-        layout: the store's paths.
-        name: the journal name (see :func:`store.keys.journal_name`).
-        has: tells whether an object is stored; an entry may only reference
-            objects that are already durable.
-        create: create the journal if it does not exist.
-        timeout: seconds to wait for the writer lock (default: do not wait).
+    Subclasses load the existing journal in ``__init__`` (calling
+    :meth:`_adopt`) and implement :meth:`_persist` and :meth:`_release`.
 
-    Raises:
+    Raises (on open):
         LockError: another writer holds the journal.
         JournalError / JournalCorruptError: the journal is not readable.
     """
 
-    def __init__(
-        self,
-        layout: Layout,
-        name: str,
-        has: Callable[[str], bool],
-        *,
-        create: bool = True,
-        timeout: float = 0.0,
-    ) -> None:
+    def __init__(self, name: str, has: Callable[[str], bool]) -> None:
         self.name = name
-        self._path = layout.journal_path(name)
-        self._folder = layout.journals
         self._has = has
         self._broken = False
-        self._fd = self._open_locked(create, timeout)
-        try:
-            self._load()
-        except BaseException:
-            os.close(self._fd)
-            raise
+        self._open = True
+        self._entries: list[JournalEntry] = []
+        self._finish: JournalEntry | None = None
+        self.dropped_bytes = 0
 
-    def _open_locked(self, create: bool, timeout: float) -> int:
-        flags = os.O_RDWR | getattr(os, "O_CLOEXEC", 0) | (os.O_CREAT if create else 0)
-        spath = str(self._path)
-        for _ in range(10):
-            try:
-                fd = os.open(spath, flags, 0o644)
-            except FileNotFoundError:
-                raise JournalError(self.name, "no such journal") from None
-            except OSError as exc:
-                raise StoreIOError("open", spath, exc) from exc
-            try:
-                lock.acquire(fd, self._path, shared=False, timeout=timeout)
-                # The file may have been deleted (and recreated) while we
-                # waited for the lock: only the file at the path counts.
-                if os.fstat(fd).st_ino == os.stat(spath).st_ino:
-                    return fd
-            except FileNotFoundError:
-                pass
-            except BaseException:
-                os.close(fd)
-                raise
-            os.close(fd)
-            if not create:
-                raise JournalError(self.name, "no such journal")
-        raise JournalError(self.name, "the journal file keeps being replaced")
-
-    def _load(self) -> None:
-        spath = str(self._path)
-        size = os.fstat(self._fd).st_size
-        buf = os.pread(self._fd, size, 0) if size else b""
-        state, valid_end = parse(self.name, buf)
-        if valid_end == 0:
-            os.ftruncate(self._fd, 0)
-            _fs.write_all(self._fd, HEADER, spath)
-            _fs.fsync_fd(self._fd, spath)
-            _fs.fsync_dir(self._folder)
-            valid_end = len(HEADER)
-        elif state.torn_bytes:
-            try:
-                os.ftruncate(self._fd, valid_end)
-            except OSError as exc:
-                raise StoreIOError("truncate", spath, exc) from exc
-            _fs.fsync_fd(self._fd, spath)
+    def _adopt(self, state: JournalState) -> None:
         self._entries = list(state.entries)
         self._finish = state.finish
-        self._size = valid_end
         self.dropped_bytes = state.torn_bytes
 
     @property
@@ -324,21 +216,23 @@ class JournalWriter:
         return JournalState(self.name, tuple(self._entries), self._finish, 0)
 
     def append(self, data: Mapping[str, Any], keys: Iterable[str] = ()) -> None:
-        """Append one entry and fsync. ``keys`` are the objects it references."""
+        """Append one entry durably. ``keys`` are the objects it references."""
         self.append_many([(data, keys)])
 
     def append_many(self, items: Iterable[tuple[Mapping[str, Any], Iterable[str]]]) -> None:
-        """Append several entries with one write and one fsync.
+        """Append several entries with one write.
 
         All or none become durable as far as this call reports: it returns only
-        after the fsync. A crash during the call may leave a prefix of them,
-        which a later open keeps (entries are whole or dropped, never mixed).
+        once they are. A crash during the call may leave a prefix of them
+        (local file), which a later open keeps (entries are whole or dropped,
+        never mixed).
 
         Raises:
             InvalidKeyError / ObjectNotFoundError: a referenced key is invalid
                 or not stored; nothing is written.
-            JournalError: the journal is finished, closed, or broken.
-            StoreIOError: the write or fsync failed; the writer is now broken.
+            JournalError: the journal is finished, closed, or broken, or
+                another writer appended meanwhile.
+            StoreIOError: the write failed; the writer is now broken.
         """
         self._check_open()
         if self._finish is not None:
@@ -346,10 +240,10 @@ class JournalWriter:
         self._write([(ENTRY, data, keys) for data, keys in items])
 
     def finish(self, data: Mapping[str, Any] | None = None, keys: Iterable[str] = ()) -> None:
-        """Append the finish marker: from now on gc does not treat the journal as a root.
+        """Append the finish marker: the run is complete; later appends are refused.
 
-        Finish a journal only once whatever must outlive it (the run's result)
-        is referenced by a ref. Idempotent if already finished.
+        A finished journal still keeps what it references alive (gc marks it)
+        until it is deleted. Idempotent if already finished.
         """
         self._check_open()
         if self._finish is not None:
@@ -357,7 +251,7 @@ class JournalWriter:
         self._write([(FINISH, data or {}, keys)])
 
     def _check_open(self) -> None:
-        if self._fd < 0:
+        if not self._open:
             raise JournalError(self.name, "journal is closed")
         if self._broken:
             raise JournalError(self.name, "a previous append failed; reopen the journal")
@@ -377,27 +271,26 @@ class JournalWriter:
         if not prepared:
             return
         blob = b"".join(frame for _, _, frame in prepared)
-        spath = str(self._path)
         self._broken = True  # cleared only once the bytes are durable
-        try:
-            os.lseek(self._fd, self._size, os.SEEK_SET)
-        except OSError as exc:
-            raise StoreIOError("seek", spath, exc) from exc
-        _fs.write_all(self._fd, blob, spath)
-        _fs.fsync_fd(self._fd, spath)
+        self._persist(blob)
         self._broken = False
-        self._size += len(blob)
         for kind, entry, _ in prepared:
             if kind == FINISH:
                 self._finish = entry
             else:
                 self._entries.append(entry)
 
+    def _persist(self, blob: bytes) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _release(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
     def close(self) -> None:
         """Release the writer lock. Safe to call twice."""
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        if self._open:
+            self._open = False
+            self._release()
 
     def __enter__(self) -> JournalWriter:
         return self

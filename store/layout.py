@@ -1,16 +1,19 @@
-"""Where everything lives inside a store folder, and the versioned format file.
+"""Where everything lives inside a store, the versioned format marker, and creation.
 
 ::
 
     <root>/
       format               {"format": "emberbench-store", "version": 1}
       gc.lock              flock target: gc holds it exclusively, puts shared
+      refs.lock            flock target of ref compare-and-swap (made on demand)
       objects/ab/cdef...   one framed object per file, 256 two-hex fan-out folders
       tmp/                 temps of puts in progress (same filesystem as objects/)
       refs/<name>          one key per ref, rewritten atomically
       journals/<name>.journal   append-only run journals
       quarantine/          corrupt objects moved aside by fsck or put
 
+An S3 store uses the same names as object keys under its prefix (without
+the lock files and ``tmp/``, plus ``leases/``; see :mod:`store.s3`).
 Keys and names are validated before any path is built from them.
 """
 
@@ -18,18 +21,24 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
+import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import _fs
-from .errors import StoreFormatError, StoreIOError
+from . import _fs, _nofollow
+from .errors import StoreFormatError, StoreIOError, StoreLayoutError
 from .keys import validate_journal_name, validate_key, validate_ref_name
 
 FORMAT_FILE = "format"
 FORMAT_NAME = "emberbench-store"
 FORMAT_VERSION = 1
+FORMAT_CAP = 4096
 JOURNAL_SUFFIX = ".journal"
-_FOLDERS = ("objects", "tmp", "refs", "journals", "quarantine")
+FOLDERS = ("objects", "tmp", "refs", "journals", "quarantine")
+LOCK_FILES = ("gc.lock", "refs.lock")
+_HEX = frozenset("0123456789abcdef")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +71,10 @@ class Layout:
     def gc_lock(self) -> Path:
         return self.root / "gc.lock"
 
+    @property
+    def refs_lock(self) -> Path:
+        return self.root / "refs.lock"
+
     def fanout(self, key: str) -> Path:
         """The two-hex-digit folder that holds ``key`` (validated first)."""
         validate_key(key)
@@ -80,78 +93,160 @@ class Layout:
         return self.journals / (validate_journal_name(name) + JOURNAL_SUFFIX)
 
 
-def _format_text() -> bytes:
+def format_text() -> bytes:
+    """The bytes of the format marker this code writes."""
     return (json.dumps({"format": FORMAT_NAME, "version": FORMAT_VERSION}, sort_keys=True) + "\n").encode()
 
 
-def read_format(root: Path) -> int:
-    """Check the format file of ``root`` and return its version.
+def check_format(text: bytes, where: str) -> int:
+    """Check the bytes of a format marker read from ``where``; return its version.
 
     Raises:
-        StoreFormatError: no format file, not a store, or a version this code
-            does not know (a newer store is refused, never guessed at).
+        StoreFormatError: not JSON, another format, or a version this code does
+            not know (a newer store is refused, never guessed at).
     """
-    path = root / FORMAT_FILE
-    try:
-        text = path.read_bytes()
-    except FileNotFoundError:
-        raise StoreFormatError(f"{root} is not a store (no {FORMAT_FILE} file)", path=str(root)) from None
     try:
         doc = json.loads(text)
     except ValueError:
-        raise StoreFormatError(f"{path} is not valid JSON", path=str(path)) from None
+        raise StoreFormatError(f"{where} is not valid JSON", path=where) from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
-        raise StoreFormatError(f"{path} does not describe an {FORMAT_NAME}", path=str(path))
+        raise StoreFormatError(f"{where} does not describe an {FORMAT_NAME}", path=where)
     version = doc.get("version")
     if version != FORMAT_VERSION:
         raise StoreFormatError(
-            f"store {root} has format version {version!r}; this code reads version {FORMAT_VERSION}",
-            path=str(path),
-            found=version,
-            supported=FORMAT_VERSION,
+            f"store {where} has format version {version!r}; this code reads version {FORMAT_VERSION}",
+            path=where, found=version, supported=FORMAT_VERSION,
         )
     return FORMAT_VERSION
+
+
+def read_format(root: Path) -> int:
+    """Check the format file of the folder ``root`` and return its version.
+
+    Raises:
+        StoreFormatError: no format file (a store's marker is never recreated:
+            a folder without one is not a store), or see :func:`check_format`.
+    """
+    where = str(root / FORMAT_FILE)
+    try:
+        with _nofollow.in_dir(str(root), ()) as dfd:
+            fd = _nofollow.open_file(dfd, FORMAT_FILE, os.O_RDONLY, where)
+            try:
+                text = _nofollow.read_capped(fd, FORMAT_CAP, where)
+            finally:
+                os.close(fd)
+    except FileNotFoundError:
+        raise StoreFormatError(_not_a_store(root), path=str(root)) from None
+    return check_format(text, where)
+
+
+def _not_a_store(root: Path) -> str:
+    try:
+        entries = set(os.listdir(root))
+    except OSError:
+        return f"{root} is not a store (no such folder)"
+    if entries and entries <= set(FOLDERS) | set(LOCK_FILES):
+        return f"{root} is not a store: its {FORMAT_FILE} file is missing (it is never recreated; restore it)"
+    return f"{root} is not a store (no {FORMAT_FILE} file)"
+
+
+def check_layout(root: Path) -> None:
+    """Refuse a store whose top level or fan-out holds links, special or foreign entries.
+
+    Checks every entry of the root, and the 256 fan-out folders of
+    ``objects/``, with ``lstat`` (nothing is followed). Deeper levels are
+    checked as they are walked.
+
+    Raises:
+        StoreLayoutError: naming the first offending entry.
+    """
+    expected = {name: stat.S_ISDIR for name in FOLDERS}
+    expected.update({name: stat.S_ISREG for name in (FORMAT_FILE, *LOCK_FILES)})
+    with _nofollow.in_dir(str(root), ()) as dfd:
+        for entry in sorted(os.listdir(dfd)):
+            info = _nofollow.lstat(dfd, entry)
+            if info is None:
+                continue
+            test = expected.get(entry)
+            if test is None:
+                if entry.startswith(".") and entry.endswith(_fs.TEMP_SUFFIX) and stat.S_ISREG(info.st_mode):
+                    continue  # a temp of an interrupted format or ref write
+                raise StoreLayoutError(str(root / entry), "not part of a store's layout")
+            if not test(info.st_mode):
+                kind = "a symbolic link" if stat.S_ISLNK(info.st_mode) else "of the wrong file type"
+                raise StoreLayoutError(str(root / entry), f"{kind} (links inside a store are never followed)")
+    with _nofollow.in_dir(str(root), ("objects",)) as ofd:
+        for entry in os.listdir(ofd):
+            info = _nofollow.lstat(ofd, entry)
+            if info is not None and stat.S_ISLNK(info.st_mode):
+                raise StoreLayoutError(str(root / "objects" / entry), "a symbolic link (never followed)")
 
 
 def open_layout(root: str | os.PathLike[str], *, create: bool = False) -> Layout:
     """Return the layout of the store at ``root``, creating it if asked.
 
-    Creation is idempotent and safe against other processes creating the same
-    store at once: folders are made with ``exist_ok`` and the format file is
-    linked into place, so the first creator wins and the others check it.
+    A store is created only where nothing is: ``root`` must not exist or be an
+    empty folder. The store is built in a temp folder beside ``root`` and
+    renamed into place, so a concurrent opener sees no store or a whole one,
+    and two creators racing both end up with the one that won.
 
     Raises:
-        StoreFormatError: ``root`` is not a store (and ``create`` is false), or
-            has an unknown format version.
-        StoreIOError: creating a folder or the format file failed.
+        StoreFormatError: ``root`` is not a store (and ``create`` is false, or
+            it is a non-empty folder that is not a store), its format marker is
+            missing or unknown.
+        StoreLayoutError: the store holds links or foreign entries.
+        StoreIOError: creating the store failed.
     """
     layout = Layout(Path(root))
-    if create and not (layout.root / FORMAT_FILE).exists():
+    if create and not _has_format(layout.root):
         _create(layout)
     read_format(layout.root)
+    check_layout(layout.root)
     return layout
 
 
-def _create(layout: Layout) -> None:
+def _has_format(root: Path) -> bool:
     try:
-        layout.root.mkdir(parents=True, exist_ok=True)
-        for name in _FOLDERS:
-            (layout.root / name).mkdir(exist_ok=True)
+        os.lstat(root / FORMAT_FILE)
+        return True
+    except FileNotFoundError:
+        return False
+    except NotADirectoryError:
+        raise StoreFormatError(f"{root} is not a folder", path=str(root)) from None
+
+
+def _create(layout: Layout) -> None:
+    root = layout.root
+    try:
+        if root.exists() and any(root.iterdir()):
+            raise StoreFormatError(
+                f"{root} is a non-empty folder that is not a store: refusing to turn it into one",
+                path=str(root),
+            )
+    except NotADirectoryError:
+        raise StoreFormatError(f"{root} is not a folder", path=str(root)) from None
+    parent = root.parent
+    tmp = parent / f".{root.name[:40]}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp.mkdir()
+        for name in FOLDERS:
+            (tmp / name).mkdir()
         # All 256 fan-out folders exist from the start, so a put never races a
         # mkdir and only ever fsyncs the one folder it links into.
         for i in range(256):
-            (layout.objects / f"{i:02x}").mkdir(exist_ok=True)
-        layout.gc_lock.touch(exist_ok=True)
+            (tmp / "objects" / f"{i:02x}").mkdir()
+        for name in LOCK_FILES:
+            (tmp / name).touch()
+        (tmp / FORMAT_FILE).write_bytes(format_text())
+        _fs.fsync_dir(tmp / "objects")
+        _fs.fsync_dir(tmp)
     except OSError as exc:
-        raise StoreIOError("create store", str(layout.root), exc) from exc
-    _fs.fsync_dir(layout.objects)
-    tmp = _fs.write_temp(layout.root, FORMAT_FILE, _format_text())
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise StoreIOError("create store", str(root), exc) from exc
     try:
-        os.link(tmp, layout.root / FORMAT_FILE)
-    except FileExistsError:
-        pass  # another process created the store first; read_format checks it
-    except OSError as exc:
-        raise StoreIOError("link", str(layout.root / FORMAT_FILE), exc) from exc
-    finally:
-        _fs.remove_quietly(tmp)
-    _fs.fsync_dir(layout.root)
+        os.rename(tmp, root)  # replaces only a missing root or an empty folder
+    except OSError:
+        # Another process created the store (or filled the folder) first.
+        shutil.rmtree(tmp, ignore_errors=True)
+    _fs.fsync_dir(parent)

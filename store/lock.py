@@ -1,8 +1,10 @@
-"""flock-based locks: the gc lock and journal writer locks.
+"""flock-based locks of the local backend: the gc lock, the refs lock, journal writer locks.
 
 ``flock`` locks belong to an open file description, so two opens of the same
 file conflict even inside one process, and the kernel drops the lock when the
 holder dies (including SIGKILL): a crashed writer never leaves a stale lock.
+Lock files are opened read-write (NFS emulates ``flock`` with POSIX locks,
+whose exclusive form needs a writable descriptor) and without following links.
 On NFS, Linux emulates ``flock`` with byte-range locks through the NFS lock
 manager; see docs/store.md for what that assumes.
 """
@@ -16,12 +18,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .errors import LockError
+from . import _nofollow
+from .errors import LockError, StoreError
 
 _POLL_SECONDS = 0.01
 
 
-def acquire(fd: int, path: Path, *, shared: bool, timeout: float | None) -> None:
+def acquire(fd: int, path: Path | str, *, shared: bool, timeout: float | None) -> None:
     """Take a flock on ``fd``.
 
     Args:
@@ -49,13 +52,22 @@ def acquire(fd: int, path: Path, *, shared: bool, timeout: float | None) -> None
             time.sleep(_POLL_SECONDS)
 
 
+def open_lock_file(root: Path, name: str) -> int:
+    """Open (creating if needed) the lock file ``root/name`` without following a link."""
+    where = str(root / name)
+    try:
+        with _nofollow.in_dir(str(root), ()) as dfd:
+            return _nofollow.open_file(dfd, name, os.O_RDWR | os.O_CREAT, where)
+    except StoreError:
+        raise
+    except OSError as exc:
+        raise LockError(where, exc.strerror or str(exc)) from exc
+
+
 @contextlib.contextmanager
 def locked(path: Path, *, shared: bool, timeout: float | None = None) -> Iterator[None]:
-    """Hold a flock on ``path`` (which must exist) for the ``with`` block."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise LockError(str(path), exc.strerror or str(exc)) from exc
+    """Hold a flock on the lock file ``path`` (a name directly in a store root) for the block."""
+    fd = open_lock_file(path.parent, path.name)
     try:
         acquire(fd, path, shared=shared, timeout=timeout)
         yield

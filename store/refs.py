@@ -1,106 +1,135 @@
-"""Named refs: small files under ``refs/`` that each hold one object key.
+"""Named refs: small entries that each hold one object key, with compare-and-swap.
 
 A ref is how a caller keeps an object alive across gc (gc marks from every
-ref) and finds it again by name. Updates are atomic (temp beside the ref,
-fsync, rename, fsync the folder): a reader sees the old key or the new one.
-Concurrent updates of one ref are last-writer-wins; refs carry no history.
+ref) and finds it again by name. Every update is atomic: a reader sees the
+old key or the new one. :meth:`Refs.set` is last-writer-wins, as it always
+was; :meth:`Refs.compare_and_swap` changes a ref only if it still holds the
+key the caller read, so two writers never lose an update: the loser gets
+:class:`~store.errors.RefConflictError` (and may re-read and retry, which
+:meth:`Refs.update` does). Locally the swap holds ``refs.lock``; on S3 it is
+a conditional request (``If-Match`` on the ETag, ``If-None-Match: *`` to
+create).
 """
 
 from __future__ import annotations
 
-import os
+import contextlib
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
-from . import _fs
-from .errors import ObjectNotFoundError, RefError, StoreIOError
+from .backend import ANY, Backend
+from .errors import ObjectNotFoundError, RefConflictError, RefError, StoreLayoutError
 from .keys import validate_key, validate_ref_name
-from .layout import Layout
+
+
+def _encode(key: str) -> bytes:
+    return (key + "\n").encode("ascii")
 
 
 class Refs:
     """The refs of one store.
 
     Args:
-        layout: the store's paths.
+        backend: where the refs live.
         has: tells whether an object is stored; a ref may only point at an
             object that is already durable in the store.
+        guard: the writer guard, held while a ref comes to point at an object
+            (so gc cannot delete the object in between).
     """
 
-    def __init__(self, layout: Layout, has: Callable[[str], bool]) -> None:
-        self._layout = layout
+    def __init__(self, backend: Backend, has: Callable[[str], bool],
+                 guard: Callable[[], contextlib.AbstractContextManager[None]]) -> None:
+        self._backend = backend
         self._has = has
+        self._guard = guard
 
     def set(self, name: str, key: str) -> None:
-        """Point ``name`` at ``key``, atomically and durably.
+        """Point ``name`` at ``key``, atomically and durably (last writer wins).
 
         Raises:
             InvalidNameError / InvalidKeyError: before anything is written.
             ObjectNotFoundError: ``key`` is not stored (put it first).
             StoreIOError: the update failed; the ref keeps its old value.
         """
-        path = self._layout.ref_path(name)
-        validate_key(key)
-        if not self._has(key):
-            raise ObjectNotFoundError(key)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreIOError("create folder", str(path.parent), exc) from exc
-        _fs.atomic_replace(path, (key + "\n").encode("ascii"))
+        self._swap(name, ANY, key)
+
+    def compare_and_swap(self, name: str, expected: str | None, new: str | None) -> None:
+        """Change ``name`` from ``expected`` to ``new`` only if it still holds ``expected``.
+
+        Args:
+            name: the ref.
+            expected: the key it must hold now, or ``None``: it must not exist.
+            new: the key to store, or ``None`` to delete the ref.
+
+        Raises:
+            RefConflictError: the ref holds something else (nothing changed).
+            ObjectNotFoundError: ``new`` is not stored.
+        """
+        if expected is not None:
+            validate_key(expected)
+        self._swap(name, None if expected is None else _encode(expected), new)
+
+    def update(self, name: str, change: Callable[[str | None], str | None], *, attempts: int = 16) -> str | None:
+        """Read-modify-write ``name`` with ``change(old) -> new`` until no other writer interferes.
+
+        Returns:
+            The value written. Raises the last RefConflictError after ``attempts``.
+        """
+        for attempt in range(attempts):
+            old = self.get(name) if name in self else None
+            new = change(old)
+            try:
+                self.compare_and_swap(name, old, new)
+                return new
+            except RefConflictError:
+                if attempt == attempts - 1:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _swap(self, name: str, expected: object, new: str | None) -> None:
+        validate_ref_name(name)
+        if new is None:
+            self._backend.swap_ref(name, expected, None)
+            return
+        validate_key(new)
+        with self._guard():
+            if not self._has(new):
+                raise ObjectNotFoundError(new)
+            self._backend.swap_ref(name, expected, _encode(new))
 
     def get(self, name: str) -> str:
         """The key ``name`` points at.
 
         Raises:
-            RefError: no such ref, or its file is not one valid key.
+            RefError: no such ref, or it does not hold one valid key.
+            StoreLayoutError: the ref is a link or a special file (never followed).
         """
-        path = self._layout.ref_path(name)
-        try:
-            text = path.read_bytes()
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-            raise RefError(name, "no such ref") from None
-        return _parse(name, text)
+        raw = self._backend.read_ref(validate_ref_name(name))
+        if raw is None:
+            raise RefError(name, "no such ref")
+        return _parse(name, raw)
 
     def __contains__(self, name: object) -> bool:
         try:
-            return self._layout.ref_path(name).is_file()  # type: ignore[arg-type]
-        except ValueError:
+            return self._backend.read_ref(validate_ref_name(name)) is not None
+        except (ValueError, StoreLayoutError):
             return False
 
     def delete(self, name: str) -> bool:
         """Remove ``name``; returns whether it existed. The object itself stays until gc."""
-        path = self._layout.ref_path(name)
-        try:
-            os.unlink(path)
-        except (FileNotFoundError, NotADirectoryError):
+        if name not in self:
             return False
-        except OSError as exc:
-            raise StoreIOError("unlink", str(path), exc) from exc
-        _fs.fsync_dir(path.parent)
+        self._backend.swap_ref(validate_ref_name(name), ANY, None)
         return True
 
     def names(self) -> list[str]:
         """Every ref name, sorted. Temp files and invalid names are skipped."""
-        found: list[str] = []
-        root = self._layout.refs
-        for folder, dirs, files in os.walk(root):
-            dirs.sort()
-            rel = Path(folder).relative_to(root)
-            for file in files:
-                name = "/".join((*rel.parts, file))
-                try:
-                    validate_ref_name(name)
-                except ValueError:
-                    continue
-                found.append(name)
-        return sorted(found)
+        return self._backend.ref_names()
 
     def items(self) -> Iterator[tuple[str, str]]:
         """``(name, key)`` for every ref, sorted by name.
 
         Raises:
-            RefError: a ref file is malformed (gc must not guess what it meant).
+            RefError: a ref is malformed (gc must not guess what it meant).
         """
         for name in self.names():
             try:

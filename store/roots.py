@@ -1,15 +1,21 @@
-"""What keeps an object alive: refs and unfinished journals.
+"""What keeps an object alive: refs and journals (finished or not).
 
 gc and fsck's connectivity check share this one definition of the roots, so
-"referenced" means the same thing to both.
+"referenced" means the same thing to both. A finished journal stays a root
+until it is deleted: a finished run's records are what a rerun, a resume into
+a new output, or an audit reads back, so only deleting the run's journal
+(explicitly) lets gc collect them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .disk import Store
 from .errors import JournalError
+
+if TYPE_CHECKING:
+    from .core import Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,8 +25,8 @@ class Roots:
     Attributes:
         refs: ``(ref name, key)`` for every ref.
         journals: ``(journal name, key)`` for every key referenced by an
-            entry of an unfinished journal.
-        finished_journals: names of journals that carry a finish marker (not roots).
+            entry or the finish marker of any journal.
+        finished_journals: names of journals that carry a finish marker (roots too).
     """
 
     refs: tuple[tuple[str, str], ...]
@@ -36,7 +42,7 @@ def collect_roots(store: Store) -> Roots:
     """Read every ref and journal of ``store``.
 
     Raises:
-        RefError: a ref file is malformed.
+        RefError / StoreLayoutError: a ref cannot be read.
         JournalError / JournalCorruptError: a journal cannot be read. gc must
             not guess what an unreadable root referenced, so it stops.
     """
@@ -52,6 +58,5 @@ def collect_roots(store: Store) -> Roots:
             raise
         if state.finished:
             finished.append(name)
-            continue
         journal_refs.extend((name, key) for key in sorted(state.referenced_keys()))
     return Roots(refs, tuple(journal_refs), tuple(finished))

@@ -56,12 +56,14 @@ def test_corrupt_referenced_object_is_missing(store: Store) -> None:
     assert report.missing == (("ref r", key),)
 
 
-def test_finished_journal_is_not_a_root(store: Store) -> None:
-    """Objects referenced only by a finished journal dangle (gc may collect them)."""
+def test_finished_journal_is_a_root_until_deleted(store: Store) -> None:
+    """Objects referenced by a finished journal are kept; deleting the journal makes them dangle (issue 11)."""
     key = store.put(b"episode")
     with store.open_journal("j") as journal:
         journal.append({"i": 0}, keys=[key])
         journal.finish()
+    assert fsck(store, connectivity=True).dangling == ()
+    assert store.delete_journal("j") is True
     assert fsck(store, connectivity=True).dangling == (key,)
 
 

@@ -1,4 +1,4 @@
-"""gc: marks from refs and unfinished journals, grace period, dry run, lock."""
+"""gc: marks from refs and journals (finished or not), grace period, dry run, lock."""
 
 from __future__ import annotations
 
@@ -30,18 +30,18 @@ def test_dry_run_deletes_nothing(store: Store) -> None:
     keys = _scene(store)
     report = gc(store, grace_seconds=3600)
     assert report.dry_run and report.deleted == ()
-    assert set(report.candidates) == {keys["done"], keys["old"]}
-    assert report.young == 1 and report.marked == 2 and report.objects == 5
+    assert set(report.candidates) == {keys["old"]}
+    assert report.young == 1 and report.marked == 3 and report.objects == 5
     assert report.freed_bytes > 0
     assert all(store.has(k) for k in keys.values())
 
 
 def test_apply_sweeps_only_old_unreferenced(store: Store) -> None:
-    """With apply, old objects that no ref or unfinished journal references are deleted."""
+    """With apply, old objects that no ref or journal references are deleted."""
     keys = _scene(store)
     report = gc(store, grace_seconds=3600, apply=True)
-    assert set(report.deleted) == {keys["done"], keys["old"]}
-    assert sorted(store) == sorted(keys[n] for n in ("ref", "open", "young"))
+    assert set(report.deleted) == {keys["old"]}
+    assert sorted(store) == sorted(keys[n] for n in ("ref", "open", "done", "young"))
     assert store.get(keys["ref"]) == b"ref"
 
 
@@ -49,7 +49,17 @@ def test_grace_zero_keeps_referenced(store: Store) -> None:
     """Even with no grace period, referenced objects survive."""
     keys = _scene(store)
     gc(store, grace_seconds=0, apply=True)
-    assert sorted(store) == sorted(keys[n] for n in ("ref", "open"))
+    assert sorted(store) == sorted(keys[n] for n in ("ref", "open", "done"))
+
+
+def test_finished_journal_protects_until_deleted(store: Store) -> None:
+    """gc --grace 0 --apply after a finished run keeps its records; deleting the journal frees them (issue 11)."""
+    keys = _scene(store)
+    assert gc(store, grace_seconds=0, apply=True).deleted == (keys["old"],)
+    assert store.get(keys["done"]) == b"done"
+    assert store.delete_journal("finished") is True
+    assert gc(store, grace_seconds=0, apply=True).deleted == (keys["done"],)
+    assert not store.has(keys["done"])
 
 
 def test_reput_rescues_old_object(store: Store) -> None:
@@ -109,13 +119,9 @@ def test_negative_grace(store: Store) -> None:
 @pytest.mark.parametrize("action", ["reput", "ref", "journal"])
 def test_writer_between_mark_and_sweep(store: Store, monkeypatch: pytest.MonkeyPatch, action: str) -> None:
     """A put or a new reference landing after gc chose its candidates, before the sweep, is respected."""
-    import importlib
-    import types
-
-    gc_module = importlib.import_module("emberbench.store.gc")  # the package re-exports gc() under the same name
     key = store.put(b"old but wanted")
     age(store, key, 7200)
-    real_locked = gc_module.lock.locked
+    real_guard = store.backend.exclusive_guard
 
     def writer_then_lock(*args: object, **kwargs: object):
         if action == "reput":
@@ -125,9 +131,9 @@ def test_writer_between_mark_and_sweep(store: Store, monkeypatch: pytest.MonkeyP
         else:
             with store.open_journal("late") as journal:
                 journal.append({"i": 0}, keys=[key])
-        return real_locked(*args, **kwargs)
+        return real_guard(*args, **kwargs)
 
-    monkeypatch.setattr(gc_module, "lock", types.SimpleNamespace(locked=writer_then_lock))
+    monkeypatch.setattr(store.backend, "exclusive_guard", writer_then_lock)
     report = gc(store, grace_seconds=3600, apply=True)
     assert report.candidates == (key,)  # chosen before the writer acted...
     assert report.deleted == () and store.get(key) == b"old but wanted"  # ...and spared

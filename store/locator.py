@@ -1,0 +1,120 @@
+"""Store locators: one string that names a store on any machine, and :func:`open_store`.
+
+A locator is either a folder path (a local store, possibly on a shared
+mount) or ``s3://bucket/prefix`` (S3-compatible object storage). An S3
+locator may carry ``?endpoint=URL`` (MinIO, Ceph, R2...) and ``&region=NAME``;
+:attr:`store.Store.locator` writes them back when they were in effect, so a
+Ray worker on another node reopens exactly the same store. Credentials are
+never part of a locator: every process finds its own through the standard
+AWS chain (environment, shared config and credentials files, instance or pod
+roles). Any other ``scheme://`` is refused rather than taken as a folder name.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from urllib.parse import parse_qsl, quote, urlsplit
+
+from .errors import LocatorError
+
+_SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_BUCKET_RE = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+_QUERY_KEYS = frozenset({"endpoint", "region"})
+
+
+@dataclass(frozen=True, slots=True)
+class S3Locator:
+    """A parsed ``s3://`` locator.
+
+    Attributes:
+        bucket: the bucket name.
+        prefix: the key prefix of the store inside the bucket ("" for the root),
+            without leading or trailing slashes.
+        endpoint: an endpoint URL overriding the AWS default, or None.
+        region: a region name, or None.
+    """
+
+    bucket: str
+    prefix: str
+    endpoint: str | None = None
+    region: str | None = None
+
+    def render(self, endpoint: str | None = None, region: str | None = None) -> str:
+        """The locator string (endpoint and region as given, or as passed here)."""
+        text = f"s3://{self.bucket}/{self.prefix}" if self.prefix else f"s3://{self.bucket}"
+        query = [(k, v) for k, v in (("endpoint", endpoint or self.endpoint), ("region", region or self.region)) if v]
+        if query:
+            text += "?" + "&".join(f"{k}={quote(v, safe=':/')}" for k, v in query)
+        return text
+
+
+def is_url(locator: str) -> bool:
+    """Whether ``locator`` looks like ``scheme://...`` rather than a path."""
+    return _SCHEME_RE.match(locator) is not None
+
+
+def parse_s3(locator: str) -> S3Locator:
+    """Parse ``s3://bucket/prefix[?endpoint=URL&region=NAME]``.
+
+    Raises:
+        LocatorError: a bad bucket name, an unsafe prefix (``..``, empty
+            components), a query key other than endpoint/region, or an endpoint
+            with credentials in it.
+    """
+    parts = urlsplit(locator)
+    if parts.scheme != "s3":
+        raise LocatorError(locator, f"unsupported scheme {parts.scheme!r} (use a folder path or s3://bucket/prefix)")
+    bucket = parts.netloc
+    if _BUCKET_RE.fullmatch(bucket) is None or ".." in bucket:
+        raise LocatorError(locator, f"invalid bucket name {bucket!r}")
+    prefix = parts.path.strip("/")
+    if prefix and any(p in ("", ".", "..") for p in prefix.split("/")):
+        raise LocatorError(locator, "the prefix must be '/'-separated names without '.', '..' or empty parts")
+    if parts.fragment:
+        raise LocatorError(locator, "a locator has no '#' part")
+    query: dict[str, str] = {}
+    for key, value in parse_qsl(parts.query, keep_blank_values=True, strict_parsing=False):
+        if key not in _QUERY_KEYS or key in query:
+            raise LocatorError(locator, f"unknown or repeated option {key!r} (allowed: endpoint, region)")
+        query[key] = value
+    endpoint = query.get("endpoint") or None
+    if endpoint is not None:
+        url = urlsplit(endpoint)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise LocatorError(locator, "endpoint must be an http:// or https:// URL")
+        if url.username or url.password:
+            raise LocatorError(locator, "endpoint must not carry credentials (use the AWS credential chain)")
+    return S3Locator(bucket, prefix, endpoint, query.get("region") or None)
+
+
+def open_store(locator: str | os.PathLike[str], *, create: bool = False, codec: object = None) -> object:
+    """Open the store named by ``locator``: the single entry point for every backend.
+
+    Args:
+        locator: a folder path, or ``s3://bucket/prefix[?endpoint=URL&region=NAME]``.
+        create: make the store if there is none yet (a folder must be missing
+            or empty; an S3 prefix must hold nothing).
+        codec: the default codec for puts (see :class:`store.Codec`).
+
+    Returns:
+        A :class:`store.Store`.
+
+    Raises:
+        LocatorError: an unsupported or malformed locator, or S3 support is
+            not installed (``pip install 'emberbench[s3]'``).
+        StoreFormatError / StoreLayoutError: not a store, unknown version, or
+            a layout with links or foreign entries.
+    """
+    from .core import DEFAULT_CODEC, Store
+
+    text = os.fspath(locator)
+    chosen = DEFAULT_CODEC if codec is None else codec
+    if isinstance(text, str) and is_url(text):
+        from .s3 import S3Backend
+
+        return Store(S3Backend.open(parse_s3(text), create=create), codec=chosen)  # type: ignore[arg-type]
+    from .local import LocalBackend
+
+    return Store(LocalBackend.open(text, create=create), codec=chosen)  # type: ignore[arg-type]
