@@ -295,7 +295,7 @@ class Store:
                 os.unlink(tmp)
 
     def _where(self, key: str) -> str:
-        return f"{self.locator}/objects/{key[:2]}/{key[2:]}"
+        return f"{getattr(self.backend, 'name', self.locator)}/objects/{key[:2]}/{key[2:]}"
 
     def has(self, key: str) -> bool:
         """Whether an object is stored under ``key`` (its content is not checked)."""

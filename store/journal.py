@@ -117,6 +117,17 @@ def _frame_at(buf: bytes, pos: int) -> tuple[bytes, int] | None:
     return buf[pos + _PREFIX : body_end], end
 
 
+def whole_entries(buf: bytes, start: int = 0) -> bool:
+    """Whether ``buf[start:]`` is a sequence of whole, valid entry frames (an S3 segment)."""
+    pos = start
+    while pos < len(buf):
+        found = _frame_at(buf, pos)
+        if found is None:
+            return False
+        pos = found[1]
+    return True
+
+
 def _decode(name: str, payload: bytes, offset: int) -> tuple[int, JournalEntry]:
     try:
         kind, data, raw_keys = msgpack.unpackb(payload, raw=False)

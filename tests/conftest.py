@@ -21,6 +21,15 @@ settings.register_profile(
 )
 settings.load_profile("emberbench")
 
+# S3 tests talk only to the loopback test server (tests/s3server.py): fake
+# credentials for the whole session (also inherited by Ray workers started
+# later), no profile or config file of the user's, no instance metadata.
+for _var in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_DEFAULT_PROFILE"):
+    os.environ.pop(_var, None)
+os.environ.update({"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                   "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true",
+                   "AWS_CONFIG_FILE": str(ROOT / ".no-aws-config"), "AWS_SHARED_CREDENTIALS_FILE": str(ROOT / ".no-aws-credentials")})
+
 
 @pytest.fixture(scope="session")
 def suite():
@@ -58,3 +67,27 @@ def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001
     if _WRITE_CHECK.checked:
         terminalreporter.write_line(f"schema check of written documents: {_WRITE_CHECK.checked} distinct "
                                     f"documents in {_WRITE_CHECK.seconds:.2f} s")
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint():
+    """The endpoint URL of a real S3-compatible server on 127.0.0.1, started once per session."""
+    from tests import s3server
+
+    try:
+        server = s3server.start()
+    except RuntimeError as exc:
+        pytest.skip(f"no S3 test server: {exc}")
+    yield server.endpoint
+    server.stop()
+
+
+_S3_PREFIXES = iter(range(1_000_000))
+
+
+@pytest.fixture
+def s3_locator(s3_endpoint: str) -> str:
+    """A fresh, empty store locator on the test server (its own prefix in the shared bucket)."""
+    from tests import s3server
+
+    return f"s3://{s3server.BUCKET}/t{next(_S3_PREFIXES):06d}-{os.getpid()}?endpoint={s3_endpoint}"

@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 import pytest
+from conftest import write_raw
 
-from emberbench.store import InvalidKeyError, InvalidNameError, ObjectNotFoundError, RefError, Store, key_of
+from emberbench.store import (
+    InvalidKeyError,
+    InvalidNameError,
+    ObjectNotFoundError,
+    RefConflictError,
+    RefError,
+    Store,
+    key_of,
+)
 
 
 def test_set_get_list_delete(store: Store) -> None:
@@ -50,7 +59,40 @@ def test_invalid_inputs(store: Store) -> None:
 
 def test_malformed_ref_file(store: Store) -> None:
     """A ref file that does not hold one key raises RefError naming the ref."""
-    (store.layout.refs / "broken").write_text("not a key\n")
+    write_raw(store, "refs/broken", b"not a key\n")
     with pytest.raises(RefError, match="broken") as info:
         store.refs.get("broken")
     assert info.value.name == "broken"
+
+
+def test_compare_and_swap(store: Store) -> None:
+    """A swap from the key the ref holds succeeds; from any other key it raises and changes nothing."""
+    a, b, c = store.put(b"a"), store.put(b"b"), store.put(b"c")
+    store.refs.compare_and_swap("r", None, a)
+    with pytest.raises(RefConflictError) as info:
+        store.refs.compare_and_swap("r", None, b)
+    assert info.value.expected is None and info.value.actual == a
+    store.refs.compare_and_swap("r", a, b)
+    with pytest.raises(RefConflictError) as info:
+        store.refs.compare_and_swap("r", a, c)
+    assert info.value.expected == a and info.value.actual == b and store.refs.get("r") == b
+    store.refs.compare_and_swap("r", b, None)
+    assert "r" not in store.refs
+    with pytest.raises(RefConflictError):
+        store.refs.compare_and_swap("r", b, c)
+
+
+def test_update_retries_after_a_conflict(store: Store) -> None:
+    """update() re-reads and retries when another writer changed the ref in between."""
+    a, b, c = store.put(b"a"), store.put(b"b"), store.put(b"c")
+    store.refs.set("r", a)
+    calls: list[str | None] = []
+
+    def change(old: str | None) -> str:
+        calls.append(old)
+        if len(calls) == 1:
+            store.refs.set("r", b)  # another writer gets in first
+        return c
+
+    assert store.refs.update("r", change) == c
+    assert calls == [a, b] and store.refs.get("r") == c

@@ -1,0 +1,158 @@
+"""Run journals on S3: numbered segment objects, one per append.
+
+A journal ``name`` is the objects ``journals/<name>/0000000000``,
+``.../0000000001``...; segment 0 holds the journal header (and, for a
+journal copied from a local store, possibly entries), every later segment
+one append (one or more whole entries). Their concatenation, in order, is
+byte for byte what a local journal file would hold, so both backends share
+:func:`store.journal.parse`.
+
+* **One writer**: the writer holds the journal's lease (:mod:`store.s3_lease`),
+  and creates each segment with ``If-None-Match: *``: even a writer whose
+  lease was lost cannot overwrite or interleave with another's segments; it
+  gets a JournalError instead.
+* **Damage is detected, never repaired**: a missing segment number (a gap),
+  or a segment that does not hold whole valid entries, raises
+  :class:`~store.errors.JournalCorruptError`. An S3 PUT is atomic, so a
+  segment is never torn; a damaged last segment is corruption, not a tail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from .errors import JournalCorruptError, JournalError, LockError, StoreLayoutError
+from .journal import HEADER, MAX_JOURNAL_BYTES, JournalWriter, parse, whole_entries
+from .s3_client import CONFLICT, PRECONDITION, client_errors, error_code, io_error
+
+if TYPE_CHECKING:
+    from .s3 import S3Backend
+
+SEGMENT_DIGITS = 10
+
+
+def segment_key(backend: S3Backend, name: str, seq: int) -> str:
+    return f"{backend.prefix}journals/{name}/{seq:0{SEGMENT_DIGITS}d}"
+
+
+def list_segments(backend: S3Backend, name: str) -> list[tuple[int, str, int]]:
+    """``(seq, key, size)`` of every segment of ``name``, in order."""
+    base = f"{backend.prefix}journals/{name}/"
+    found = []
+    for item in backend.list_prefix(base):
+        rest = item["Key"][len(base):]
+        if len(rest) == SEGMENT_DIGITS and rest.isdigit():
+            found.append((int(rest), item["Key"], item["Size"]))
+    return sorted(found)
+
+
+def read_segments(backend: S3Backend, name: str, cap: int = MAX_JOURNAL_BYTES) -> tuple[bytes, int]:
+    """The concatenated bytes of journal ``name`` and its number of segments.
+
+    Raises:
+        JournalError: no such journal.
+        JournalCorruptError: a segment is missing, or one does not hold whole entries.
+        StoreLayoutError: larger than ``cap``.
+    """
+    segments = list_segments(backend, name)
+    if not segments:
+        raise JournalError(name, "no such journal")
+    if sum(size for _, _, size in segments) > cap:
+        raise StoreLayoutError(f"{backend.name}/journals/{name}", f"larger than the {cap}-byte journal cap")
+    for expected, (seq, _, _) in enumerate(segments):
+        if seq != expected:
+            raise JournalCorruptError(name, 0, f"segment {expected} is missing")
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        parts = list(pool.map(lambda item: backend.get_small(item[1], cap), segments))
+    offset = 0
+    for seq, data in enumerate(parts):
+        if data is None:
+            raise JournalCorruptError(name, offset, f"segment {seq} vanished while being read")
+        start = 0
+        if seq == 0:
+            if not data.startswith(HEADER):
+                parse(name, data[: len(HEADER)] if len(data) >= len(HEADER) else data)  # names a bad header
+                raise JournalCorruptError(name, 0, "segment 0 does not start with a whole journal header")
+            start = len(HEADER)
+        if not whole_entries(data, start):
+            raise JournalCorruptError(name, offset, f"segment {seq} does not hold whole valid entries")
+        offset += len(data)
+    return b"".join(parts), len(segments)
+
+
+class SegmentJournalWriter(JournalWriter):
+    """The single writer of one S3 journal (see :class:`store.journal.JournalWriter`)."""
+
+    def __init__(self, backend: S3Backend, name: str, has: Callable[[str], bool], *, create: bool,
+                 timeout: float) -> None:
+        super().__init__(name, has)
+        self._backend = backend
+        leases = backend.leases
+        try:
+            self._lease = leases.take(leases._key(f"journal-{name}"), "journal", timeout)
+        except LockError:
+            raise LockError(f"{backend.name}/journals/{name}", "another writer holds this journal") from None
+        try:
+            self._load(create)
+        except BaseException:
+            leases.release(self._lease)
+            raise
+
+    def _load(self, create: bool) -> None:
+        try:
+            data, count = read_segments(self._backend, self.name)
+        except JournalError as exc:
+            if exc.reason != "no such journal" or not create:
+                raise
+            self._create_segment(0, HEADER)
+            data, count = HEADER, 1
+        state, _ = parse(self.name, data)
+        self._adopt(state)
+        self._next = count
+
+    def _create_segment(self, seq: int, data: bytes) -> None:
+        key = segment_key(self._backend, self.name, seq)
+        try:
+            self._backend.client.put_object(Bucket=self._backend.bucket, Key=key, Body=data, IfNoneMatch="*")
+        except client_errors() as exc:
+            if error_code(exc) in (PRECONDITION, CONFLICT):
+                raise JournalError(self.name, f"segment {seq} was written by another writer (conflict)") from None
+            raise io_error("append", f"{self._backend.name}/journals/{self.name}", exc) from exc
+
+    def _persist(self, blob: bytes) -> None:
+        self._backend.leases.renew(self._lease)
+        self._create_segment(self._next, blob)
+        self._next += 1
+
+    def _release(self) -> None:
+        self._backend.leases.release(self._lease)
+
+
+def delete_segments(backend: S3Backend, name: str, timeout: float) -> bool:
+    """Delete journal ``name`` (newest segment first, so a reader sees a shorter journal, not a gap)."""
+    leases = backend.leases
+    try:
+        lease = leases.take(leases._key(f"journal-{name}"), "journal", timeout)
+    except LockError:
+        raise LockError(f"{backend.name}/journals/{name}", "a writer holds this journal") from None
+    try:
+        segments = list_segments(backend, name)
+        for _, key, _ in reversed(segments):
+            backend.delete_key(key)
+        return bool(segments)
+    finally:
+        leases.release(lease)
+
+
+def import_segments(backend: S3Backend, name: str, data: bytes) -> None:
+    """Create journal ``name`` as one segment holding ``data`` (a copied journal)."""
+    key = segment_key(backend, name, 0)
+    try:
+        backend.client.put_object(Bucket=backend.bucket, Key=key, Body=data, IfNoneMatch="*")
+    except client_errors() as exc:
+        raise io_error("import journal", f"{backend.name}/journals/{name}", exc) from exc
+
+
+__all__: list[Any] = ["SegmentJournalWriter", "delete_segments", "import_segments", "read_segments"]
