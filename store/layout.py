@@ -219,10 +219,10 @@ def _create(layout: Layout) -> None:
     root = layout.root
     try:
         if root.exists() and any(root.iterdir()):
-            raise StoreFormatError(
-                f"{root} is a non-empty folder that is not a store: refusing to turn it into one",
-                path=str(root),
-            )
+            message = _not_a_store(root)
+            if "missing" not in message:
+                message = f"{root} is a non-empty folder that is not a store: refusing to turn it into one"
+            raise StoreFormatError(message, path=str(root))
     except NotADirectoryError:
         raise StoreFormatError(f"{root} is not a folder", path=str(root)) from None
     parent = root.parent

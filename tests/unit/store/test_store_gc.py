@@ -25,8 +25,9 @@ def _scene(store: Store) -> dict[str, str]:
     return keys
 
 
-def test_dry_run_deletes_nothing(store: Store) -> None:
+def test_dry_run_deletes_nothing(local_store: Store) -> None:
     """The default is a dry run: candidates are listed, every object stays."""
+    store = local_store
     keys = _scene(store)
     report = gc(store, grace_seconds=3600)
     assert report.dry_run and report.deleted == ()
@@ -36,8 +37,9 @@ def test_dry_run_deletes_nothing(store: Store) -> None:
     assert all(store.has(k) for k in keys.values())
 
 
-def test_apply_sweeps_only_old_unreferenced(store: Store) -> None:
+def test_apply_sweeps_only_old_unreferenced(local_store: Store) -> None:
     """With apply, old objects that no ref or journal references are deleted."""
+    store = local_store
     keys = _scene(store)
     report = gc(store, grace_seconds=3600, apply=True)
     assert set(report.deleted) == {keys["old"]}
@@ -45,15 +47,17 @@ def test_apply_sweeps_only_old_unreferenced(store: Store) -> None:
     assert store.get(keys["ref"]) == b"ref"
 
 
-def test_grace_zero_keeps_referenced(store: Store) -> None:
+def test_grace_zero_keeps_referenced(local_store: Store) -> None:
     """Even with no grace period, referenced objects survive."""
+    store = local_store
     keys = _scene(store)
     gc(store, grace_seconds=0, apply=True)
     assert sorted(store) == sorted(keys[n] for n in ("ref", "open", "done"))
 
 
-def test_finished_journal_protects_until_deleted(store: Store) -> None:
+def test_finished_journal_protects_until_deleted(local_store: Store) -> None:
     """gc --grace 0 --apply after a finished run keeps its records; deleting the journal frees them (issue 11)."""
+    store = local_store
     keys = _scene(store)
     assert set(gc(store, grace_seconds=0, apply=True).deleted) == {keys["old"], keys["young"]}
     assert store.get(keys["done"]) == b"done"
@@ -62,8 +66,9 @@ def test_finished_journal_protects_until_deleted(store: Store) -> None:
     assert not store.has(keys["done"])
 
 
-def test_reput_rescues_old_object(store: Store) -> None:
+def test_reput_rescues_old_object(local_store: Store) -> None:
     """Putting an old unreferenced object again makes it young, so gc keeps it."""
+    store = local_store
     key = store.put(b"old")
     age(store, key, 7200)
     store.put(b"old")
@@ -71,8 +76,9 @@ def test_reput_rescues_old_object(store: Store) -> None:
     assert store.has(key)
 
 
-def test_stale_temps_removed(store: Store) -> None:
+def test_stale_temps_removed(local_store: Store) -> None:
     """Temps older than the grace period (and an hour) go; fresh ones stay."""
+    store = local_store
     stale = store.layout.tmp / ".a.1.00.tmp"
     fresh = store.layout.tmp / ".b.1.00.tmp"
     stale.write_bytes(b"x")
@@ -85,8 +91,9 @@ def test_stale_temps_removed(store: Store) -> None:
     assert not stale.exists() and fresh.exists()
 
 
-def test_lock_held_elsewhere(store: Store) -> None:
+def test_lock_held_elsewhere(local_store: Store) -> None:
     """gc --apply waits for the lock and fails with LockError when it cannot get it."""
+    store = local_store
     key = store.put(b"x")
     age(store, key, 7200)
     with store_lock.locked(store.layout.gc_lock, shared=True):
@@ -96,8 +103,9 @@ def test_lock_held_elsewhere(store: Store) -> None:
     assert store.has(key)
 
 
-def test_unreadable_root_stops_gc(store: Store) -> None:
+def test_unreadable_root_stops_gc(local_store: Store) -> None:
     """If a journal cannot be read, gc deletes nothing rather than guess its references."""
+    store = local_store
     keys = _scene(store)
     with store.open_journal("running") as journal:
         journal.append({"i": 1}, keys=[keys["open"]])
@@ -110,15 +118,17 @@ def test_unreadable_root_stops_gc(store: Store) -> None:
     assert len(list(store)) == 5
 
 
-def test_negative_grace(store: Store) -> None:
+def test_negative_grace(local_store: Store) -> None:
     """A negative grace period is refused."""
+    store = local_store
     with pytest.raises(ValueError):
         gc(store, grace_seconds=-1)
 
 
 @pytest.mark.parametrize("action", ["reput", "ref", "journal"])
-def test_writer_between_mark_and_sweep(store: Store, monkeypatch: pytest.MonkeyPatch, action: str) -> None:
+def test_writer_between_mark_and_sweep(local_store: Store, monkeypatch: pytest.MonkeyPatch, action: str) -> None:
     """A put or a new reference landing after gc chose its candidates, before the sweep, is respected."""
+    store = local_store
     key = store.put(b"old but wanted")
     age(store, key, 7200)
     real_guard = store.backend.exclusive_guard
@@ -137,3 +147,27 @@ def test_writer_between_mark_and_sweep(store: Store, monkeypatch: pytest.MonkeyP
     report = gc(store, grace_seconds=3600, apply=True)
     assert report.candidates == (key,)  # chosen before the writer acted...
     assert report.deleted == () and store.get(key) == b"old but wanted"  # ...and spared
+
+
+@pytest.mark.parametrize("backend", ["local", "s3"])
+def test_roots_on_every_backend(request: pytest.FixtureRequest, tmp_path, backend: str) -> None:  # noqa: ANN001
+    """On both backends: young objects survive, and with no grace only refs and journals (finished too) keep objects."""
+    from emberbench.store import open_store
+
+    locator = str(tmp_path / "s") if backend == "local" else request.getfixturevalue("s3_locator")
+    store = open_store(locator, create=True)
+    keys = {name: store.put(name.encode()) for name in ("ref", "open", "done", "loose")}
+    store.refs.set("keep", keys["ref"])
+    with store.open_journal("running") as journal:
+        journal.append({"i": 0}, keys=[keys["open"]])
+    with store.open_journal("finished") as journal:
+        journal.append({"i": 0}, keys=[keys["done"]])
+        journal.finish()
+    assert gc(store, grace_seconds=3600, apply=True).deleted == ()
+    dry = gc(store, grace_seconds=0)
+    assert dry.dry_run and dry.candidates == (keys["loose"],) and store.has(keys["loose"])
+    assert gc(store, grace_seconds=0, apply=True).deleted == (keys["loose"],)
+    assert sorted(store) == sorted(keys[n] for n in ("ref", "open", "done"))
+    store.delete_journal("finished")
+    assert gc(store, grace_seconds=0, apply=True).deleted == (keys["done"],)
+    store.close()
