@@ -178,11 +178,12 @@ class StoreSink:
             self.journal.close()
 
 
-def open_store(path: str | Path, *, create: bool = True) -> Any:
-    """Open (or create) the object store at ``path``."""
-    from emberbench.store import Store, StoreError
+def open_store(locator: str | Path, *, create: bool = True) -> Any:
+    """Open (or create) the object store at ``locator``: a folder, or ``s3://bucket/prefix[?endpoint=URL]``."""
+    from emberbench.store import StoreError
+    from emberbench.store import open_store as open_any
 
     try:
-        return Store.open(Path(path), create=create)
+        return open_any(locator, create=create)
     except StoreError as exc:
-        raise StoreUsageError(f"cannot open store {path}: {exc}") from None
+        raise StoreUsageError(f"cannot open store: {exc}") from None

@@ -84,6 +84,23 @@ def open_dir(root: str, parts: Sequence[str], *, create: bool = False) -> int:
 
 
 @contextlib.contextmanager
+def child_dir(dfd: int, name: str, where: str) -> Iterator[int]:
+    """Open the folder ``name`` inside the open folder ``dfd`` without following a link."""
+    try:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=dfd)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        if exc.errno in _LINK_ERRNOS:
+            raise _refuse(where, exc) from None
+        raise StoreIOError("open folder", where, exc) from exc
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
 def in_dir(root: str, parts: Sequence[str], *, create: bool = False) -> Iterator[int]:
     """``open_dir`` as a context manager that closes the descriptor."""
     fd = open_dir(root, parts, create=create)

@@ -146,45 +146,41 @@ class LocalBackend(Backend):
                 raise StoreIOError("utime", final, exc, key=key) from exc
             _fs.fsync_fd(dfd, final, key)
 
-    def list_objects(self) -> Iterator[ObjectInfo]:
-        with _nofollow.in_dir(self._root, ("objects",)) as ofd:
-            fanouts = sorted(os.listdir(ofd))
-        for fanout in fanouts:
-            if len(fanout) != 2 or fanout.strip("0123456789abcdef"):
-                continue
-            try:
-                with _nofollow.in_dir(self._root, ("objects", fanout)) as dfd:
-                    names = sorted(os.listdir(dfd))
-                    found = [(n, _nofollow.lstat(dfd, n)) for n in names]
-            except (FileNotFoundError, StoreLayoutError):
-                continue  # a linked fan-out is listed as a stray, never followed
-            for rest, info in found:
-                if info is None or not stat.S_ISREG(info.st_mode):
-                    continue
-                try:
-                    yield ObjectInfo(validate_key(fanout + rest), info.st_size, info.st_mtime)
-                except ValueError:
-                    continue
-
-    def stray_entries(self) -> list[str]:
-        strays: list[str] = []
+    def _scan(self) -> Iterator[tuple[str, str, os.stat_result | None]]:
+        """``(fanout, name, lstat)`` of every entry under ``objects/``, sorted; a fan-out entry itself has name ""."""
         with _nofollow.in_dir(self._root, ("objects",)) as ofd:
             for fanout in sorted(os.listdir(ofd)):
                 info = _nofollow.lstat(ofd, fanout)
+                yield fanout, "", info
+                if info is None or not stat.S_ISDIR(info.st_mode):
+                    continue
+                with _nofollow.child_dir(ofd, fanout, f"{self._root}/objects/{fanout}") as dfd:
+                    found = [(n, _nofollow.lstat(dfd, n)) for n in sorted(os.listdir(dfd))]
+                for rest, entry in found:
+                    yield fanout, rest, entry
+
+    def list_objects(self) -> Iterator[ObjectInfo]:
+        for fanout, rest, info in self._scan():
+            if not rest or info is None or not stat.S_ISREG(info.st_mode):
+                continue
+            with contextlib.suppress(ValueError):
+                yield ObjectInfo(validate_key(fanout + rest), info.st_size, info.st_mtime)
+
+    def stray_entries(self) -> list[str]:
+        strays: list[str] = []
+        for fanout, rest, info in self._scan():
+            if not rest:
                 if len(fanout) != 2 or fanout.strip("0123456789abcdef") or info is None \
                         or not stat.S_ISDIR(info.st_mode):
                     strays.append(f"objects/{fanout}")
-                    continue
-                with _nofollow.in_dir(self._root, ("objects", fanout)) as dfd:
-                    for rest in sorted(os.listdir(dfd)):
-                        entry = _nofollow.lstat(dfd, rest)
-                        try:
-                            validate_key(fanout + rest)
-                        except ValueError:
-                            strays.append(f"objects/{fanout}/{rest}")
-                            continue
-                        if entry is not None and not stat.S_ISREG(entry.st_mode):
-                            strays.append(f"objects/{fanout}/{rest}")
+                continue
+            try:
+                validate_key(fanout + rest)
+            except ValueError:
+                strays.append(f"objects/{fanout}/{rest}")
+                continue
+            if info is not None and not stat.S_ISREG(info.st_mode):
+                strays.append(f"objects/{fanout}/{rest}")
         return strays
 
     def delete_object(self, key: str) -> bool:

@@ -15,6 +15,7 @@ from .cluster_cmd import (
     WorkersOption,
 )
 from .episode_cmd import AgentLogOption, agent_log_dir
+from .store_cmd import StoreOption
 from .suite_cmd import SuiteOption
 
 
@@ -74,7 +75,7 @@ def run(
     no_resume: Annotated[bool, typer.Option("--no-resume", help="Refuse to touch an existing artifact.")] = False,
     agent_timeout: Annotated[float, typer.Option(help="Seconds an external (cmd:) agent may take per step.")] = 30.0,
     agent_log: AgentLogOption = None,
-    store_dir: Annotated[Optional[Path], typer.Option("--store", help="Object store folder (default: $EMBERBENCH_STORE, else ./.emberbench/store).", file_okay=False)] = None,
+    store_dir: StoreOption = None,
     no_store: Annotated[bool, typer.Option("--no-store", help="Run without a store: rewrite the artifact after every episode.")] = False,
     checkpoint_every: Annotated[int, typer.Option(help="With a store: write the artifact every N episodes (0: off).")] = 0,
     checkpoint_seconds: Annotated[float, typer.Option(help="With a store: write the artifact every T seconds (0: off).")] = 60.0,

@@ -1,10 +1,13 @@
 """``emberbench store ls|cat|fsck|gc|audit``: inspect and maintain a content-addressed store.
 
-Every command takes ``--store DIR``. Without it, :func:`default_store_dir`
-decides: the ``EMBERBENCH_STORE`` environment variable if set and non-empty,
-else ``./.emberbench/store`` relative to the working directory. Only this CLI
-layer reads the environment; the ``store`` package never does. The ``store``
-package is imported inside each command, so ``emberbench --help`` stays light.
+Every command takes ``--store LOCATOR``: a folder, or ``s3://bucket/prefix``
+(optionally ``?endpoint=URL`` for MinIO, Ceph, R2...). Without it,
+:func:`default_store` decides: the ``EMBERBENCH_STORE`` environment variable
+if set and non-empty, else ``./.emberbench/store`` relative to the working
+directory. Only this CLI layer reads EMBERBENCH_STORE; the ``store`` package
+never does (the S3 client reads the standard AWS variables itself). The
+``store`` package is imported inside each command, so ``emberbench --help``
+stays light.
 """
 
 from __future__ import annotations
@@ -24,54 +27,81 @@ STORE_ENV_VAR = "EMBERBENCH_STORE"
 DEFAULT_STORE_DIR = Path(".emberbench") / "store"
 
 StoreOption = Annotated[
-    Optional[Path],  # noqa: UP007 - typer needs Optional on Python 3.11
+    Optional[str],  # noqa: UP007 - typer needs Optional on Python 3.11
     typer.Option(
         "--store",
-        help=f"Store folder (default: ${STORE_ENV_VAR}, else ./{DEFAULT_STORE_DIR}).",
-        file_okay=False,
+        help=(f"Store: a folder, or s3://bucket/prefix[?endpoint=URL] (default: ${STORE_ENV_VAR}, "
+              f"else ./{DEFAULT_STORE_DIR}). S3 credentials come from the standard AWS variables and files."),
     ),
 ]
 
 
-def default_store_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """The store used when ``--store`` is not given.
+def default_store(environ: Mapping[str, str] | None = None) -> str:
+    """The store locator used when ``--store`` is not given.
 
     ``$EMBERBENCH_STORE`` if it is set and not empty, else
     ``./.emberbench/store`` (relative to the current directory).
     """
     env = os.environ if environ is None else environ
     value = env.get(STORE_ENV_VAR, "")
-    return Path(value) if value else DEFAULT_STORE_DIR
+    return value if value else str(DEFAULT_STORE_DIR)
 
 
-def resolve_store_dir(store_dir: Path | None) -> Path:
-    """``store_dir`` if given, else :func:`default_store_dir`."""
-    return store_dir if store_dir is not None else default_store_dir()
+def resolve_store_dir(store: str | Path | None) -> str:
+    """The locator ``store`` if given (a path or an ``s3://`` URL, kept as text), else :func:`default_store`."""
+    if store is None:
+        return default_store()
+    text = os.fspath(store)
+    if not text:
+        raise typer.BadParameter("--store must not be empty")
+    return text
 
 
-def _open(store_dir: Path | None):  # noqa: ANN202 - the store type is imported lazily
-    from emberbench.store import Store
+def _open(store: str | None):  # noqa: ANN202 - the store type is imported lazily
+    from emberbench.store import open_store
 
-    return Store.open(resolve_store_dir(store_dir))
+    return open_store(resolve_store_dir(store))
 
 
 def ls(
     store_dir: StoreOption = None,
     objects: Annotated[bool, typer.Option("--objects", help="Also list every object key and raw size.")] = False,
 ) -> None:
-    """List refs, journals (finished or not) and, with --objects, every object."""
+    """List refs, journals (finished or not) and, with --objects, every object.
+
+    A damaged ref, journal or object is listed as ``damaged`` and the listing
+    goes on; the command then exits 1 naming how many were damaged.
+    """
+    from emberbench.store import StoreError
+
     st = _open(store_dir)
     keys = list(st)
-    typer.echo(f"store {st.root}: {len(keys)} objects")
-    for name, key in st.refs.items():
-        typer.echo(f"ref      {key}  {name}")
+    damaged = 0
+    typer.echo(f"store {st.locator}: {len(keys)} objects")
+    for name in st.refs.names():
+        try:
+            typer.echo(f"ref      {st.refs.get(name)}  {name}")
+        except StoreError as exc:
+            damaged += 1
+            typer.echo(f"damaged  ref {name}: {exc}")
     for name in st.journal_names():
-        state = st.read_journal(name)
+        try:
+            state = st.read_journal(name)
+        except StoreError as exc:
+            damaged += 1
+            typer.echo(f"damaged  journal {name}: {exc}")
+            continue
         status = "finished" if state.finished else "unfinished"
         typer.echo(f"journal  {name}  {len(state.entries)} entries, {status}")
     if objects:
         for key in keys:
-            typer.echo(f"object   {key}  {st.size(key)}")
+            try:
+                typer.echo(f"object   {key}  {st.size(key)}")
+            except StoreError as exc:
+                damaged += 1
+                typer.echo(f"damaged  object {key}: {exc}")
+    if damaged:
+        raise fail(f"{damaged} damaged entries listed above (run `emberbench store fsck`)")
 
 
 def cat(
@@ -87,8 +117,9 @@ def cat(
         key = validate_key(name)
     except ValueError:
         key = st.refs.get(name)
-    data = st.get(key, verify_data=verify_data)
-    sys.stdout.buffer.write(data)
+    # Each piece is handed out only once proven good (see Store.iter_verified).
+    for piece in st.iter_verified(key, verify_data=verify_data):
+        sys.stdout.buffer.write(piece)
     sys.stdout.buffer.flush()
 
 

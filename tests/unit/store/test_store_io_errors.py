@@ -30,8 +30,9 @@ def _assert_valid_without(store: Store, key: str) -> None:
 
 
 @pytest.mark.parametrize("err", ERRNOS)
-def test_write_failure(store: Store, monkeypatch: pytest.MonkeyPatch, err: int) -> None:
+def test_write_failure(local_store: Store, monkeypatch: pytest.MonkeyPatch, err: int) -> None:
     """A failing write raises StoreIOError(write) carrying the errno; nothing is stored."""
+    store = local_store
     monkeypatch.setattr(os, "write", _failing(err))
     with pytest.raises(StoreIOError) as info:
         store.put(DATA)
@@ -41,8 +42,9 @@ def test_write_failure(store: Store, monkeypatch: pytest.MonkeyPatch, err: int) 
     _assert_valid_without(store, key_of(DATA))
 
 
-def test_zero_length_write_is_enospc(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_zero_length_write_is_enospc(local_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     """A write that makes no progress is reported as ENOSPC instead of looping forever."""
+    store = local_store
     monkeypatch.setattr(os, "write", lambda fd, data: 0)
     with pytest.raises(StoreIOError) as info:
         store.put(DATA)
@@ -51,8 +53,9 @@ def test_zero_length_write_is_enospc(store: Store, monkeypatch: pytest.MonkeyPat
     _assert_valid_without(store, key_of(DATA))
 
 
-def test_short_writes_are_completed(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_short_writes_are_completed(local_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     """A write that accepts only a few bytes at a time still stores the whole object."""
+    store = local_store
     real = os.write
     monkeypatch.setattr(os, "write", lambda fd, data: real(fd, bytes(data[:7])))
     key = store.put(DATA)
@@ -61,8 +64,9 @@ def test_short_writes_are_completed(store: Store, monkeypatch: pytest.MonkeyPatc
 
 
 @pytest.mark.parametrize("err", ERRNOS)
-def test_file_fsync_failure(store: Store, monkeypatch: pytest.MonkeyPatch, err: int) -> None:
+def test_file_fsync_failure(local_store: Store, monkeypatch: pytest.MonkeyPatch, err: int) -> None:
     """A failing fsync of the temp file is fatal for the put; the temp is removed."""
+    store = local_store
     monkeypatch.setattr(os, "fsync", _failing(err))
     with pytest.raises(StoreIOError) as info:
         store.put(DATA)
@@ -71,8 +75,9 @@ def test_file_fsync_failure(store: Store, monkeypatch: pytest.MonkeyPatch, err: 
     _assert_valid_without(store, key_of(DATA))
 
 
-def test_folder_fsync_failure(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_folder_fsync_failure(local_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     """If only the folder fsync fails, put still raises; the linked object is whole and valid."""
+    store = local_store
     real = os.fsync
 
     def fsync(fd: int) -> None:
@@ -90,8 +95,9 @@ def test_folder_fsync_failure(store: Store, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 @pytest.mark.parametrize("err", ERRNOS)
-def test_link_failure(store: Store, monkeypatch: pytest.MonkeyPatch, err: int) -> None:
+def test_link_failure(local_store: Store, monkeypatch: pytest.MonkeyPatch, err: int) -> None:
     """A failing link into place raises StoreIOError(link); the temp is removed."""
+    store = local_store
     monkeypatch.setattr(os, "link", _failing(err))
     with pytest.raises(StoreIOError) as info:
         store.put(DATA)
@@ -100,8 +106,9 @@ def test_link_failure(store: Store, monkeypatch: pytest.MonkeyPatch, err: int) -
     _assert_valid_without(store, key_of(DATA))
 
 
-def test_rename_fallback_when_links_unsupported(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rename_fallback_when_links_unsupported(local_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     """On a filesystem without hard links, put falls back to rename and still stores the object."""
+    store = local_store
     monkeypatch.setattr(os, "link", _failing(errno.EPERM))
     key = store.put(DATA)
     monkeypatch.undo()
@@ -109,8 +116,9 @@ def test_rename_fallback_when_links_unsupported(store: Store, monkeypatch: pytes
 
 
 @pytest.mark.parametrize("err", ERRNOS)
-def test_rename_failure(store: Store, monkeypatch: pytest.MonkeyPatch, err: int) -> None:
+def test_rename_failure(local_store: Store, monkeypatch: pytest.MonkeyPatch, err: int) -> None:
     """When the rename into place fails, put raises StoreIOError(rename) and stores nothing."""
+    store = local_store
     monkeypatch.setattr(os, "link", _failing(errno.EPERM))
     monkeypatch.setattr(os, "replace", _failing(err))
     with pytest.raises(StoreIOError) as info:
@@ -120,8 +128,9 @@ def test_rename_failure(store: Store, monkeypatch: pytest.MonkeyPatch, err: int)
     _assert_valid_without(store, key_of(DATA))
 
 
-def test_failed_put_does_not_disturb_existing_objects(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_put_does_not_disturb_existing_objects(local_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     """A put that fails leaves every earlier object readable."""
+    store = local_store
     keys = [store.put(bytes([i]) * 100) for i in range(5)]
     monkeypatch.setattr(os, "fsync", _failing(errno.EIO))
     with pytest.raises(StoreIOError):
@@ -131,8 +140,9 @@ def test_failed_put_does_not_disturb_existing_objects(store: Store, monkeypatch:
 
 
 @pytest.mark.parametrize("err", ERRNOS)
-def test_ref_update_failure_keeps_old_value(store: Store, monkeypatch: pytest.MonkeyPatch, err: int) -> None:
+def test_ref_update_failure_keeps_old_value(local_store: Store, monkeypatch: pytest.MonkeyPatch, err: int) -> None:
     """A failing rename during a ref update raises and leaves the ref at its old key, no temp."""
+    store = local_store
     old, new = store.put(b"old"), store.put(b"new")
     store.refs.set("run", old)
     monkeypatch.setattr(os, "replace", _failing(err))
@@ -143,8 +153,9 @@ def test_ref_update_failure_keeps_old_value(store: Store, monkeypatch: pytest.Mo
     assert fsck(store).temp_files == ()
 
 
-def test_journal_fsync_failure_breaks_writer(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_journal_fsync_failure_breaks_writer(local_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     """A failed journal fsync raises, the writer refuses more appends, and reopening recovers."""
+    store = local_store
     key = store.put(b"rec")
     with store.open_journal("j") as journal:
         journal.append({"index": 0}, keys=[key])
