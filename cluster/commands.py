@@ -31,15 +31,16 @@ def run_on_ray(manifest: EvaluationManifest, suite: Suite, policy: str, model_id
     """Run an evaluation with episode workers on Ray (embedded, or the cluster at ``address``).
 
     Args:
-        store: the object store (its folder must be the same path on every
-            node); None sends records back to the coordinator instead.
+        store: the object store; every worker reopens it from its locator
+            (an S3 URL, or a folder mounted at the same path on every node);
+            None sends records back to the coordinator instead.
         workers: episode workers; default: every CPU.
         agent_log: folder for external agents' stderr logs (the same path on
             every node), or None.
         Other arguments: as :func:`emberbench.runner.run_evaluation`.
     """
     with ray_session(address, workers=workers, runtime_env=runtime_env) as info:
-        store_root = None if store is None else store.root
+        store_root = None if store is None else store.locator
         with RayExecutor(suite, policy, workers=info.workers, store_root=store_root,
                          agent_timeout=agent_timeout, agent_log=agent_log) as executor:
             return run_evaluation(manifest, suite, policy, model_id, out, resume=resume, executor=executor,

@@ -97,8 +97,9 @@ class RayExecutor:
         suite: the suite (put into the object store once; each worker fetches it once).
         policy: the policy spec string; every worker resolves it itself.
         workers: how many actors to start, one CPU each.
-        store_root: the shared store folder workers put records into, or
-            None to send record bytes back to the coordinator.
+        store_root: the locator of the store workers put records into (a
+            folder every node mounts at the same path, or an ``s3://`` URL),
+            or None to send record bytes back to the coordinator.
         agent_timeout: seconds an external agent may take per step.
         agent_log: folder for external agents' stderr logs (the same path on
             every node), or None.
@@ -120,7 +121,7 @@ class RayExecutor:
         if workers < 1 or max_attempts < 1 or max_in_flight < 1 or max_batch < 1:
             raise ClusterError("workers, max_attempts, max_in_flight and max_batch must be at least 1")
         self.suite, self.policy, self.workers = suite, policy, workers
-        self.store_root = None if store_root is None else str(Path(store_root).resolve())
+        self.store_root = None if store_root is None else _locator(store_root)
         self.agent_timeout = agent_timeout
         self.agent_log = agent_log
         self.max_attempts, self.max_in_flight = max_attempts, max_in_flight
@@ -307,6 +308,14 @@ class RayExecutor:
         else:
             slot.up, slot.probe_failures = True, 0
         return None
+
+
+def _locator(store: str | Path) -> str:
+    """A store locator every worker can reopen: an absolute folder path, or a URL as given."""
+    from emberbench.store import is_url
+
+    text = str(store)
+    return text if is_url(text) else str(Path(text).resolve())
 
 
 def _first_line(exc: BaseException) -> str:

@@ -2,7 +2,7 @@
 
 :class:`EpisodeWorker` is a plain class made remote by :func:`remote_class`, so
 importing this module does not import ``ray``. It is built once with what
-every call needs (the suite, the policy spec, the store path) and then serves
+every call needs (the suite, the policy spec, the store locator) and then serves
 many calls, each carrying only small, explicit inputs. Authentication needs no
 state but the suite, so it runs as plain tasks that cache the suite per
 process and hold no CPU between calls (the reducer's tasks need them next).
@@ -35,7 +35,8 @@ class EpisodeWorker:
     Args:
         policy: the policy spec string (resolved here, in the worker: user
             policy code must be importable on every node, docs/cluster.md).
-        store_root: the shared object store folder, or None to return the
+        store_root: the store's locator (a shared folder or an ``s3://``
+            URL, see :attr:`store.Store.locator`), or None to return the
             record bytes in the outcome instead.
         agent_timeout: seconds an external (``cmd:``) agent may take per step.
         agent_log: folder for external agents' stderr logs, or None.
@@ -57,9 +58,9 @@ class EpisodeWorker:
         self.suite_hash = ""
         self.store = None
         if store_root is not None:
-            from emberbench.store import Store
+            from emberbench.store import open_store
 
-            self.store = Store.open(store_root)
+            self.store = open_store(store_root)
         self.node_id = _node_id()
 
     def run_batch(self, suite_hash: str, suite_holder: list[Any], tasks: bytes) -> tuple[bytes, BaseException | None]:

@@ -29,7 +29,9 @@ before the server stamped the lease, so the holder stops trusting it before
 anyone else may take over. What remains assumed: no process stalls for more
 than :data:`MARGIN_SECONDS` between checking its deadline and its request
 reaching the server, and clock rates (not offsets) agree to well under
-``MARGIN/TTL`` (20%). A crashed holder's lease simply expires after the TTL.
+``MARGIN/TTL`` (20%). A crashed holder's lease expires after the TTL; one
+whose holder ran on this host and no longer exists (its pid is gone) is taken
+over at once, so a SIGKILLed run resumes without waiting.
 """
 
 from __future__ import annotations
@@ -106,6 +108,31 @@ class Leases:
         with contextlib.suppress(*client_errors()):
             self.client.delete_object(Bucket=self.bucket, Key=held.key, IfMatch=held.etag)
 
+    def holder_is_dead(self, key: str) -> bool:
+        """Whether the lease at ``key`` belongs to a process of this host that no longer exists.
+
+        Such a lease (left by a SIGKILLed run, say) may be taken over at once
+        instead of after its TTL: the holder provably cannot act any more. A
+        holder on another host, or a pid that exists (even reused), waits for
+        the TTL as usual.
+        """
+        try:
+            reply = self.client.get_object(Bucket=self.bucket, Key=key)
+            owner = json.loads(reply["Body"].read(4096)).get("owner", "")
+            host, pid, _ = str(owner).rsplit(":", 2)
+            number = int(pid)
+        except (ValueError, TypeError, AttributeError, *client_errors()):
+            return False
+        if host != socket.gethostname() or number == os.getpid():
+            return False
+        try:
+            os.kill(number, 0)
+        except ProcessLookupError:
+            return True
+        except OSError:
+            return False
+        return False
+
     def live_lease(self, key: str) -> dict[str, Any] | None:
         """``{"etag", "owner"}`` of the live lease at ``key``; None if absent or expired."""
         try:
@@ -115,7 +142,7 @@ class Leases:
                 return None
             raise io_error("lease", f"{self.where}/{key[len(self.prefix):]}", exc) from exc
         now = server_time(head) or time.time()
-        if now - head["LastModified"].timestamp() >= TTL_SECONDS:
+        if now - head["LastModified"].timestamp() >= TTL_SECONDS or self.holder_is_dead(key):
             return {"etag": head["ETag"], "owner": None}
         return {"etag": head["ETag"], "owner": key.rsplit("/", 1)[-1], "live": True}
 
@@ -134,7 +161,8 @@ class Leases:
             now = server_time(page) or time.time()
             for item in page.get("Contents", []):
                 mine = self._writer is not None and item["Key"] == self._writer.key
-                if not mine and now - item["LastModified"].timestamp() < TTL_SECONDS:
+                if not mine and now - item["LastModified"].timestamp() < TTL_SECONDS \
+                        and not self.holder_is_dead(item["Key"]):
                     live.append(item["Key"].rsplit("/", 1)[-1])
             token = page.get("NextContinuationToken")
             if not token:
