@@ -24,6 +24,7 @@ backend-independent; docs/store.md describes the frame and the protocols.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import secrets
@@ -53,6 +54,7 @@ zlib level 1 shrinks JSON records about 6x but decompresses at ~650 MB/s,
 below half of SHA-256 speed on CPUs with SHA extensions."""
 
 _MAX_PUT_ROUNDS = 4
+_FRESH_KEYS = 4096
 
 
 class Store:
@@ -66,7 +68,11 @@ class Store:
     def __init__(self, backend: Backend, *, codec: Codec = DEFAULT_CODEC) -> None:
         self.backend = backend
         self.codec = Codec(codec)
-        self.refs = Refs(backend, self.has, backend.writer_guard)
+        self.refs = Refs(backend, self._has_guarded_inner, backend.writer_guard)
+        # Keys this store put under the writer lease it still holds without a
+        # gap (S3): gc cannot have deleted them since, so a journal entry or a
+        # ref may reference them without asking the service again.
+        self._fresh: collections.OrderedDict[str, int] = collections.OrderedDict()
 
     @classmethod
     def open(cls, locator: str | os.PathLike[str], *, create: bool = False, codec: Codec = DEFAULT_CODEC) -> Store:
@@ -124,7 +130,16 @@ class Store:
                 self.backend.touch_object(actual)
                 return actual
             self._install(actual, encode_frame(data, actual, chosen), data)
+            self._remember(actual)
         return actual
+
+    def _remember(self, key: str) -> None:
+        epoch = getattr(self.backend, "writer_epoch", None)
+        if epoch is not None:
+            self._fresh[key] = epoch()
+            self._fresh.move_to_end(key)
+            while len(self._fresh) > _FRESH_KEYS:
+                self._fresh.popitem(last=False)
 
     def put_file(self, path: str | os.PathLike[str], *, key: str | None = None, codec: Codec | None = None) -> str:
         """Store the content of a file in pieces (never whole in memory); returns its key.
@@ -155,6 +170,7 @@ class Store:
                     self.backend.touch_object(actual)
                     return actual
                 self._install(actual, spool, None)
+                self._remember(actual)
             return actual
         finally:
             spooler.close()
@@ -348,7 +364,14 @@ class Store:
 
     def _has_guarded(self, key: str) -> bool:
         with self.backend.writer_guard():
-            return self.has(key)
+            return self._has_guarded_inner(key)
+
+    def _has_guarded_inner(self, key: str) -> bool:
+        """``has`` for a caller holding the writer guard (skips the request for a fresh key)."""
+        epoch = getattr(self.backend, "writer_epoch", None)
+        if epoch is not None and self._fresh.get(key) == epoch():
+            return True
+        return self.has(key)
 
     def read_journal(self, name: str) -> JournalState:
         """Read ``name`` without taking the writer lock."""

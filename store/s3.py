@@ -107,6 +107,10 @@ class S3Backend(Backend):
     def close(self) -> None:
         self.leases.release_writer()
 
+    def writer_epoch(self) -> int:
+        """Changes whenever this process's writer lease had a gap (see :class:`store.s3_lease.Leases`)."""
+        return self.leases.writer_epoch
+
     # -- helpers ---------------------------------------------------------------------
 
     def _where(self, key: str) -> str:

@@ -87,6 +87,8 @@ class Leases:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._writer: Held | None = None
         self._lock = threading.RLock()
+        self.writer_epoch = 0
+        """Counts writer leases taken: unchanged means the lease was held without a gap."""
 
     def _key(self, name: str) -> str:
         return f"{self.prefix}leases/{name}"
@@ -198,6 +200,7 @@ class Leases:
                 gc_lease = self.live_lease(self._key("gc"))
                 if gc_lease is None or not gc_lease.get("live"):
                     self._writer = held
+                    self.writer_epoch += 1
                     return
                 self._delete(held)
                 if time.monotonic() >= deadline:
