@@ -16,7 +16,17 @@ Measures, for each codec (none, zlib level 1), on synthetic JSON records of
 Speeds are MB/s of raw (uncompressed) bytes, best of ``--repeat`` passes for
 the read-only measurements. The target is get >= 0.5 x sha256.
 
+With ``--s3`` it measures the S3 backend instead, against a loopback S3
+server it starts (moto's, from the test extra) or the store ``--s3-locator``
+names:
+
+* put and get of 4 MiB objects through the store, as a ratio to boto3's own
+  put_object / get_object of the same bytes (target >= 0.8);
+* a ``--run-episodes`` (1,000) greedy run with the in-process executor into
+  an S3 store, as a ratio to the same run into a local store (target <= 1.3).
+
 Usage: .venv/bin/python scripts/bench_store.py [--records 300] [--dir PATH]
+       .venv/bin/python scripts/bench_store.py --s3 [--objects 24] [--run-episodes 1000]
 """
 
 from __future__ import annotations
@@ -94,7 +104,7 @@ def bench(records: list[bytes], codec: Codec, folder: Path, repeat: int) -> dict
     get_s = timed(lambda: _stream(st, keys, False), repeat)
     verify_s = timed(lambda: _stream(st, keys, True), repeat)
     kept_s = timed(lambda: [st.get(k) for k in keys], repeat)
-    stored = sum(st.layout.object_path(k).stat().st_size for k in keys)
+    stored = sum(st.backend.object_info(k).size for k in keys)
     shutil.rmtree(root, ignore_errors=True)
     mb = total / 1e6
     return {
@@ -107,14 +117,132 @@ def bench(records: list[bytes], codec: Codec, folder: Path, repeat: int) -> dict
     }
 
 
+def _best_interleaved(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    best = {name: float("inf") for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
+
+
+def bench_s3_objects(locator: str, count: int, repeat: int) -> dict[str, float]:
+    """Store put/get of 4 MiB objects against boto3's raw put/get of the same bytes."""
+    import os
+
+    from emberbench.store import open_store
+
+    st = open_store(locator, create=True)
+    client, bucket, prefix = st.backend.client, st.backend.bucket, st.backend.prefix
+    blobs = [os.urandom(4 << 20) for _ in range(count)]
+    rounds = iter(range(1_000_000))
+
+    def raw_put() -> None:
+        n = next(rounds)
+        for i, blob in enumerate(blobs):
+            client.put_object(Bucket=bucket, Key=f"{prefix}raw/{n}/{i}", Body=blob)
+
+    def store_put() -> None:
+        salt = next(rounds).to_bytes(8, "big")
+        for blob in blobs:  # fresh objects each round: a salted copy of the same size
+            st.put(salt + blob[8:])
+
+    keys = [st.put(blob) for blob in blobs]
+    client.put_object(Bucket=bucket, Key=f"{prefix}raw/get", Body=blobs[0])
+    raw_keys = []
+    for i, blob in enumerate(blobs):
+        client.put_object(Bucket=bucket, Key=f"{prefix}raw/get/{i}", Body=blob)
+        raw_keys.append(f"{prefix}raw/get/{i}")
+    times = _best_interleaved({
+        "raw put": raw_put,
+        "store put": store_put,
+        "raw get": lambda: [client.get_object(Bucket=bucket, Key=k)["Body"].read() for k in raw_keys],
+        "store get": lambda: [st.get(k) for k in keys],
+    }, repeat)
+    st.close()
+    mb = count * 4 * 1.048576
+    return {name: mb / seconds for name, seconds in times.items()}
+
+
+def bench_s3_run(locator: str, episodes: int, folder: Path) -> dict[str, float]:
+    """Seconds of one greedy run into a local store and into the S3 store (same manifest)."""
+    from scripts.bench_run_bytes import manifest_of
+
+    from emberbench.runner import run_evaluation
+    from emberbench.store_runner import open_store
+    from emberbench.suite import load_suite
+
+    suite = load_suite()
+    manifest = manifest_of(suite, episodes)
+    seconds = {}
+    outputs = {}
+    for name, where in (("local", str(folder / "run-store")), ("s3", locator.replace("?", "/run?", 1))):
+        out = folder / f"run-{name}.json"
+        start = time.perf_counter()
+        store = open_store(where)
+        run_evaluation(manifest, suite, "greedy", "bench", out, store=store)
+        seconds[name] = time.perf_counter() - start
+        outputs[name] = out.read_bytes()
+        if hasattr(store, "close"):
+            store.close()
+    if outputs["local"] != outputs["s3"]:
+        raise SystemExit("error: the S3 run's artifact differs from the local run's")
+    return seconds
+
+
+def main_s3(args: argparse.Namespace) -> int:
+    server = None
+    locator = args.s3_locator
+    if locator is None:
+        import os
+
+        from tests import s3server
+
+        # The loopback server takes any credentials: never send real ones to it.
+        os.environ.update({"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
+                           "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true"})
+        os.environ.pop("AWS_SESSION_TOKEN", None)
+        os.environ.pop("AWS_PROFILE", None)
+        server = s3server.start()
+        locator = f"s3://{s3server.BUCKET}/bench?endpoint={server.endpoint}"
+    try:
+        rates = bench_s3_objects(locator.replace("?", "/objects?", 1), args.objects, args.repeat)
+        with tempfile.TemporaryDirectory(dir=args.dir, prefix="bench-store-") as tmp:
+            run = bench_s3_run(locator, args.run_episodes, Path(tmp)) if args.run_episodes else {}
+    finally:
+        if server is not None:
+            server.stop()
+    put_ratio, get_ratio = rates["store put"] / rates["raw put"], rates["store get"] / rates["raw get"]
+    summary = {"objects_mb_s": rates, "put_ratio": put_ratio, "get_ratio": get_ratio, "run_seconds": run}
+    if run:
+        summary["run_ratio"] = run["s3"] / run["local"]
+    if args.json:
+        print(json.dumps(summary, indent=2, sort_keys=True))
+        return 0
+    print(f"4 MiB objects x {args.objects}: raw put {rates['raw put']:.0f}, store put {rates['store put']:.0f} MB/s "
+          f"(ratio {put_ratio:.2f}, target >= 0.8); raw get {rates['raw get']:.0f}, store get "
+          f"{rates['store get']:.0f} MB/s (ratio {get_ratio:.2f})")
+    if run:
+        print(f"{args.run_episodes}-episode greedy run: local store {run['local']:.1f} s, S3 store {run['s3']:.1f} s "
+              f"(ratio {summary['run_ratio']:.2f}, target <= 1.3); artifacts identical")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--s3", action="store_true", help="measure the S3 backend (see the module docstring)")
+    parser.add_argument("--s3-locator", default=None, help="an existing s3:// store prefix to use instead of moto")
+    parser.add_argument("--objects", type=int, default=24, help="--s3: 4 MiB objects per pass")
+    parser.add_argument("--run-episodes", type=int, default=1000, help="--s3: episodes of the timed run (0: skip)")
     parser.add_argument("--records", type=int, default=300)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--dir", type=Path, default=None, help="where to put the scratch stores")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
+    if args.s3:
+        return main_s3(args)
     records = make_records(args.records, args.seed)
     total = sum(map(len, records))
     sha = (total / 1e6) / timed(lambda: [hashlib.sha256(r).digest() for r in records], args.repeat)

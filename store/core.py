@@ -315,7 +315,14 @@ class Store:
 
     def has(self, key: str) -> bool:
         """Whether an object is stored under ``key`` (its content is not checked)."""
-        return self.backend.object_info(validate_key(key)) is not None
+        if self._is_fresh(validate_key(key)):
+            return True
+        return self.backend.object_info(key) is not None
+
+    def _is_fresh(self, key: str) -> bool:
+        """Put by this store under the writer lease it still holds without a gap (so gc cannot have deleted it)."""
+        epoch = getattr(self.backend, "writer_epoch", None)
+        return epoch is not None and self._fresh.get(key, -2) == epoch()
 
     __contains__ = has
 
@@ -367,10 +374,7 @@ class Store:
             return self._has_guarded_inner(key)
 
     def _has_guarded_inner(self, key: str) -> bool:
-        """``has`` for a caller holding the writer guard (skips the request for a fresh key)."""
-        epoch = getattr(self.backend, "writer_epoch", None)
-        if epoch is not None and self._fresh.get(key) == epoch():
-            return True
+        """``has`` for a caller holding the writer guard."""
         return self.has(key)
 
     def read_journal(self, name: str) -> JournalState:

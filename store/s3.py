@@ -108,8 +108,8 @@ class S3Backend(Backend):
         self.leases.release_writer()
 
     def writer_epoch(self) -> int:
-        """Changes whenever this process's writer lease had a gap (see :class:`store.s3_lease.Leases`)."""
-        return self.leases.writer_epoch
+        """Changes whenever this process's writer lease had a gap; -1 while none is valid."""
+        return self.leases.current_epoch()
 
     # -- helpers ---------------------------------------------------------------------
 

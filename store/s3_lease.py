@@ -208,6 +208,12 @@ class Leases:
                                     f"gc holds the store after {WRITER_WAIT_SECONDS:g} s of waiting")
                 time.sleep(_POLL_SECONDS)
 
+    def current_epoch(self) -> int:
+        """:attr:`writer_epoch` while the writer lease is valid, else -1."""
+        with self._lock:
+            held = self._writer
+            return self.writer_epoch if held is not None and time.monotonic() < held.deadline else -1
+
     def release_writer(self) -> None:
         with self._lock:
             if self._writer is not None:
