@@ -11,6 +11,12 @@ byte for byte what a local journal file would hold, so both backends share
   and creates each segment with ``If-None-Match: *``: even a writer whose
   lease was lost cannot overwrite or interleave with another's segments; it
   gets a JournalError instead.
+* **Compaction**: every :data:`COMPACT_EVERY` appends the writer stores the
+  whole journal so far as ``journals/<name>/base-<seq>`` (the concatenation of
+  segments 0..seq) and then deletes those segments, so reading a journal costs
+  a few requests, not one per append. Readers use the newest base and the
+  segments after it; one that finds a listed segment already deleted by a
+  compaction reads again.
 * **Damage is detected, never repaired**: a missing segment number (a gap),
   or a segment that does not hold whole valid entries, raises
   :class:`~store.errors.JournalCorruptError`. An S3 PUT is atomic, so a
@@ -31,55 +37,86 @@ if TYPE_CHECKING:
     from .s3 import S3Backend
 
 SEGMENT_DIGITS = 10
+COMPACT_EVERY = 256
+_READ_ATTEMPTS = 4
 
 
 def segment_key(backend: S3Backend, name: str, seq: int) -> str:
     return f"{backend.prefix}journals/{name}/{seq:0{SEGMENT_DIGITS}d}"
 
 
-def list_segments(backend: S3Backend, name: str) -> list[tuple[int, str, int]]:
-    """``(seq, key, size)`` of every segment of ``name``, in order."""
+def base_key(backend: S3Backend, name: str, seq: int) -> str:
+    return f"{backend.prefix}journals/{name}/base-{seq:0{SEGMENT_DIGITS}d}"
+
+
+def list_segments(backend: S3Backend, name: str) -> tuple[list[tuple[int, str, int]], list[tuple[int, str, int]]]:
+    """``(segments, bases)``: ``(seq, key, size)`` of every segment and every base of ``name``, in order."""
     base = f"{backend.prefix}journals/{name}/"
-    found = []
+    segments, bases = [], []
     for item in backend.list_prefix(base):
         rest = item["Key"][len(base):]
         if len(rest) == SEGMENT_DIGITS and rest.isdigit():
-            found.append((int(rest), item["Key"], item["Size"]))
-    return sorted(found)
+            segments.append((int(rest), item["Key"], item["Size"]))
+        elif rest.startswith("base-") and len(rest) == SEGMENT_DIGITS + 5 and rest[5:].isdigit():
+            bases.append((int(rest[5:]), item["Key"], item["Size"]))
+    return sorted(segments), sorted(bases)
 
 
 def read_segments(backend: S3Backend, name: str, cap: int = MAX_JOURNAL_BYTES) -> tuple[bytes, int]:
-    """The concatenated bytes of journal ``name`` and its number of segments.
+    """The bytes of journal ``name`` (newest base, then the segments after it) and its next segment number.
 
     Raises:
         JournalError: no such journal.
         JournalCorruptError: a segment is missing, or one does not hold whole entries.
         StoreLayoutError: larger than ``cap``.
     """
-    segments = list_segments(backend, name)
-    if not segments:
+    for attempt in range(_READ_ATTEMPTS):
+        try:
+            return _read_once(backend, name, cap)
+        except _Vanished:
+            if attempt == _READ_ATTEMPTS - 1:
+                raise JournalCorruptError(name, 0, "segments keep vanishing while being read") from None
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+class _Vanished(Exception):
+    """A listed segment was deleted (by a compaction) before it could be read."""
+
+
+def _read_once(backend: S3Backend, name: str, cap: int) -> tuple[bytes, int]:
+    segments, bases = list_segments(backend, name)
+    if not segments and not bases:
         raise JournalError(name, "no such journal")
-    if sum(size for _, _, size in segments) > cap:
-        raise StoreLayoutError(f"{backend.name}/journals/{name}", f"larger than the {cap}-byte journal cap")
-    for expected, (seq, _, _) in enumerate(segments):
+    pieces: list[tuple[int, str, int]] = []
+    first = 0
+    if bases:
+        top = bases[-1]
+        pieces.append(top)
+        first = top[0] + 1
+    later = [item for item in segments if item[0] >= first]
+    for expected, (seq, _, _) in enumerate(later, start=first):
         if seq != expected:
             raise JournalCorruptError(name, 0, f"segment {expected} is missing")
+    pieces.extend(later)
+    if sum(size for _, _, size in pieces) > cap:
+        raise StoreLayoutError(f"{backend.name}/journals/{name}", f"larger than the {cap}-byte journal cap")
     with ThreadPoolExecutor(max_workers=16) as pool:
-        parts = list(pool.map(lambda item: backend.get_small(item[1], cap), segments))
+        parts = list(pool.map(lambda item: backend.get_small(item[1], cap), pieces))
     offset = 0
-    for seq, data in enumerate(parts):
+    for index, data in enumerate(parts):
+        label = "the base" if bases and index == 0 else f"segment {pieces[index][0]}"
         if data is None:
-            raise JournalCorruptError(name, offset, f"segment {seq} vanished while being read")
+            raise _Vanished()
         start = 0
-        if seq == 0:
+        if index == 0:
             if not data.startswith(HEADER):
                 parse(name, data[: len(HEADER)] if len(data) >= len(HEADER) else data)  # names a bad header
-                raise JournalCorruptError(name, 0, "segment 0 does not start with a whole journal header")
+                raise JournalCorruptError(name, 0, f"{label} does not start with a whole journal header")
             start = len(HEADER)
         if not whole_entries(data, start):
-            raise JournalCorruptError(name, offset, f"segment {seq} does not hold whole valid entries")
+            raise JournalCorruptError(name, offset, f"{label} does not hold whole valid entries")
         offset += len(data)
-    return b"".join(parts), len(segments)
+    return b"".join(parts), (later[-1][0] + 1) if later else first
 
 
 class SegmentJournalWriter(JournalWriter):
@@ -111,6 +148,11 @@ class SegmentJournalWriter(JournalWriter):
         state, _ = parse(self.name, data)
         self._adopt(state)
         self._next = count
+        self._data = bytearray(data)
+        segments, bases = list_segments(self._backend, self.name)
+        self._based = bases[-1][0] if bases else -1
+        if len([s for s in segments if s[0] > self._based]) >= COMPACT_EVERY:
+            self._compact()
 
     def _create_segment(self, seq: int, data: bytes) -> None:
         key = segment_key(self._backend, self.name, seq)
@@ -125,6 +167,28 @@ class SegmentJournalWriter(JournalWriter):
         self._backend.leases.renew(self._lease)
         self._create_segment(self._next, blob)
         self._next += 1
+        self._data += blob
+        if self._next - 1 - self._based >= COMPACT_EVERY:
+            self._compact()
+
+    def _compact(self) -> None:
+        """Store the journal so far as one base object, then delete what it covers."""
+        upto = self._next - 1
+        backend = self._backend
+        try:
+            backend.client.put_object(Bucket=backend.bucket, Key=base_key(backend, self.name, upto),
+                                      Body=bytes(self._data), IfNoneMatch="*")
+        except client_errors() as exc:
+            if error_code(exc) not in (PRECONDITION, CONFLICT):
+                raise io_error("compact", f"{backend.name}/journals/{self.name}", exc) from exc
+        segments, bases = list_segments(backend, self.name)
+        for seq, key, _ in bases:
+            if seq < upto:
+                backend.delete_key(key)
+        for seq, key, _ in segments:
+            if seq <= upto:
+                backend.delete_key(key)
+        self._based = upto
 
     def _release(self) -> None:
         self._backend.leases.release(self._lease)
@@ -138,10 +202,10 @@ def delete_segments(backend: S3Backend, name: str, timeout: float) -> bool:
     except LockError:
         raise LockError(f"{backend.name}/journals/{name}", "a writer holds this journal") from None
     try:
-        segments = list_segments(backend, name)
-        for _, key, _ in reversed(segments):
+        segments, bases = list_segments(backend, name)
+        for _, key, _ in [*reversed(segments), *reversed(bases)]:
             backend.delete_key(key)
-        return bool(segments)
+        return bool(segments or bases)
     finally:
         leases.release(lease)
 

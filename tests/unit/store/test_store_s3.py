@@ -197,3 +197,21 @@ def test_copy_between_backends_passes_fsck(local_store: Store, s3_locator: str, 
     assert back.layout.journal_path("run").read_bytes() == local_store.layout.journal_path("run").read_bytes()
     with pytest.raises(RefConflictError):
         back.refs.compare_and_swap("results/r", None, keys[1])
+
+
+def test_journal_compaction(s3_locator: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every COMPACT_EVERY appends the journal becomes one base object; readers see the same entries."""
+    from emberbench.store import s3_journal
+
+    monkeypatch.setattr(s3_journal, "COMPACT_EVERY", 4)
+    st = open_store(s3_locator, create=True)
+    with st.open_journal("run") as journal:
+        for i in range(10):
+            journal.append({"index": i})
+    segments, bases = s3_journal.list_segments(st.backend, "run")
+    assert [seq for seq, _, _ in bases] == [7] and [seq for seq, _, _ in segments] == [8, 9, 10]
+    assert [e.data["index"] for e in st.read_journal("run").entries] == list(range(10))
+    with st.open_journal("run") as journal:
+        journal.append({"index": 10})
+    assert [e.data["index"] for e in st.read_journal("run").entries] == list(range(11))
+    assert st.delete_journal("run") and st.journal_names() == []
