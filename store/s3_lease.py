@@ -36,6 +36,7 @@ over at once, so a SIGKILLed run resumes without waiting.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -87,6 +88,7 @@ class Leases:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._writer: Held | None = None
         self._lock = threading.RLock()
+        self._atexit = False
         self.writer_epoch = 0
         """Counts writer leases taken: unchanged means the lease was held without a gap."""
 
@@ -201,6 +203,11 @@ class Leases:
                 if gc_lease is None or not gc_lease.get("live"):
                     self._writer = held
                     self.writer_epoch += 1
+                    if not self._atexit:
+                        # A process that ends normally frees its lease at once
+                        # (a killed one's lease expires, see holder_is_dead).
+                        atexit.register(self.release_writer)
+                        self._atexit = True
                     return
                 self._delete(held)
                 if time.monotonic() >= deadline:
