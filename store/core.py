@@ -241,6 +241,24 @@ class Store:
                 raise IntegrityError(key, f"content hashes to {actual}", path=where)
         return raw
 
+    def get_many(self, keys: Iterable[str], *, verify_data: bool = False, ahead: int = 16) -> Iterator[bytes]:
+        """``get`` of each key in order, with up to ``ahead`` reads in flight (for S3 round trips).
+
+        Memory holds at most ``ahead`` objects beyond the one being consumed.
+        Every object is checked exactly as by :meth:`get`; the first failure
+        is raised when its turn comes.
+        """
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=max(1, ahead)) as pool:
+            pending: collections.deque[Any] = collections.deque()
+            for key in keys:
+                pending.append(pool.submit(self.get, key, verify_data=verify_data))
+                if len(pending) > ahead:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+
     def check(self, key: str, *, verify_data: bool = False) -> None:
         """Verify ``key`` as :meth:`get` would, reading it in pieces (never whole).
 

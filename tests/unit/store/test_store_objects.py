@@ -143,3 +143,15 @@ def test_create_is_idempotent(store: Store) -> None:
     if not is_s3(store):
         assert json.loads((store.root / FORMAT_FILE).read_text()) == {"format": "emberbench-store", "version": 1}
         assert len([p for p in store.layout.objects.iterdir() if p.is_dir()]) == 256
+
+
+def test_get_many_keeps_order_and_checks(store: Store) -> None:
+    """get_many yields each object in the order asked, and raises on a damaged one when its turn comes."""
+    keys = [store.put(bytes([i]) * (i + 1)) for i in range(40)]
+    assert list(store.get_many(keys, ahead=4)) == [bytes([i]) * (i + 1) for i in range(40)]
+    write_raw_object(store, keys[7], raw_object(store, keys[7])[:-1])
+    got = []
+    with pytest.raises(IntegrityError):
+        for data in store.get_many(keys, ahead=4):
+            got.append(data)
+    assert len(got) == 7
