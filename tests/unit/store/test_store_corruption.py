@@ -17,7 +17,7 @@ _write_raw = write_raw_object
 
 def _stride(store: Store) -> int:
     """Every position locally; a sample of them on S3, where each try is a few requests."""
-    return 11 if is_s3(store) else 1
+    return 31 if is_s3(store) else 1
 
 
 @pytest.mark.parametrize("codec", list(Codec))
