@@ -164,7 +164,9 @@ class SegmentJournalWriter(JournalWriter):
             raise io_error("append", f"{self._backend.name}/journals/{self.name}", exc) from exc
 
     def _persist(self, blob: bytes) -> None:
-        self._backend.leases.renew(self._lease)
+        # A run may go minutes between appends (slow episodes): an idle lease
+        # is reclaimed if nobody took it over; segments are fenced anyway.
+        self._backend.leases.renew(self._lease, reclaim=True)
         self._create_segment(self._next, blob)
         self._next += 1
         self._data += blob

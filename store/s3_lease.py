@@ -263,12 +263,19 @@ class Leases:
                                 f"held by another process (a live lease) after {timeout:g} s")
             time.sleep(_POLL_SECONDS)
 
-    def renew(self, held: Held) -> None:
-        """Renew ``held`` when due; LockError if it ran out or someone took it over."""
+    def renew(self, held: Held, *, reclaim: bool = False) -> None:
+        """Renew ``held`` when due; LockError if it ran out or someone took it over.
+
+        Args:
+            reclaim: after the lease ran out, take it back if nobody took it
+                over meanwhile (its ETag is still ours). Right for journal
+                leases only, whose rivals must rewrite the lease object to
+                act; gc's rivals (writers) never touch the gc lease.
+        """
         now = time.monotonic()
-        if now >= held.deadline:
+        if now >= held.deadline and not reclaim:
             raise LockError(f"{self.where}/{held.key[len(self.prefix):]}", "lease ran out")
-        if now - held.renewed < REFRESH_SECONDS:
+        if now < held.deadline and now - held.renewed < REFRESH_SECONDS:
             return
         try:
             fresh = self._put(held.key, "renew", IfMatch=held.etag)

@@ -215,3 +215,20 @@ def test_journal_compaction(s3_locator: str, monkeypatch: pytest.MonkeyPatch) ->
         journal.append({"index": 10})
     assert [e.data["index"] for e in st.read_journal("run").entries] == list(range(11))
     assert st.delete_journal("run") and st.journal_names() == []
+
+
+def test_idle_journal_writer_reclaims_its_lease(s3_locator: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A journal writer idle past its lease deadline appends again if nobody took the journal over."""
+    import time as time_module
+
+    from emberbench.store import s3_lease
+
+    st = open_store(s3_locator, create=True)
+    journal = st.open_journal("run")
+    journal.append({"index": 0})
+    start = time_module.monotonic()
+    monkeypatch.setattr(s3_lease.time, "monotonic", lambda: start + s3_lease.TTL_SECONDS)
+    journal.append({"index": 1})  # past the deadline: reclaimed, not refused
+    monkeypatch.undo()
+    journal.close()
+    assert [e.data["index"] for e in st.read_journal("run").entries] == [0, 1]
