@@ -10,6 +10,8 @@ returns exactly what the core would: :func:`run_on_ray` is
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -98,3 +100,16 @@ def paired_on_ray(path_a: str | Path, path_b: str | Path, suite: Suite, resample
         result_a, result_b = load_pair(path_a, path_b, suite, authenticator=authenticator)
         return paired_statistics(result_a, result_b, suite, resamples, authenticator=authenticator,
                                  mapper=RayMapper(info.workers))
+
+
+@contextlib.contextmanager
+def ray_mapper(address: str | None = None, *, workers: int | None = None,
+               tasks_per_worker: int = 8) -> Iterator[RayMapper]:
+    """A :class:`RayMapper` on a Ray session that lasts for the ``with`` block.
+
+    For the generator's jobs (one calibration per scenario, milliseconds to
+    seconds each): more tasks per worker than the statistics use, so that
+    unequal scenarios still spread evenly.
+    """
+    with ray_session(address, workers=workers) as info:
+        yield RayMapper(info.workers, tasks_per_worker=tasks_per_worker)

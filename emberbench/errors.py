@@ -145,3 +145,19 @@ class ManifestTypeError(EvaluationError, TypeError):
 def _rebuild_agent_error(message: str, stderr_tail: tuple[str, ...], scenario_id: str | None,
                          seed: int | None) -> AgentError:
     return AgentError(message, stderr_tail=stderr_tail, scenario_id=scenario_id, seed=seed)
+
+
+class RecipeError(EmberError, ValueError):
+    """A generation recipe is malformed, or asks for something no map can satisfy."""
+
+
+class GenerationError(EmberError, ValueError):
+    """The scenario generator could not produce what it was asked for (the message says why)."""
+
+
+class CommitmentError(EmberError, ValueError):
+    """A suite commitment or reveal is malformed, or the suite does not match it."""
+
+
+class CalibrationError(SuiteError):
+    """A calibration file is malformed, inconsistent, or does not belong to the suite."""

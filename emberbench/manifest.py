@@ -168,15 +168,23 @@ def _exact(obj: dict[str, Any], keys: Sequence[str], where: str) -> None:
         raise ManifestError(f"{where}: missing key(s) {', '.join(missing)}")
 
 
-def build_manifest(suite: Suite, seeds: Sequence[int]) -> EvaluationManifest:
-    """Schedule every suite scenario under every seed (suite order outer, seeds inner).
+def build_manifest(suite: Suite, seeds: Sequence[int], *,
+                   scenario_ids: Sequence[str] | None = None) -> EvaluationManifest:
+    """Schedule suite scenarios under every seed (suite order outer, seeds inner).
 
     The seeds are used exactly as given: not sorted, deduplicated or generated.
+
+    Args:
+        suite: the suite.
+        seeds: the seeds, in order.
+        scenario_ids: schedule only these scenarios (see :func:`select_scenarios`);
+            they still come in suite order. None schedules every scenario.
 
     Raises:
         ManifestTypeError: ``seeds`` is a set, a str, a generator or any
             other container without a reliable order (only list and tuple).
-        ManifestError: empty, duplicate or out-of-range seeds.
+        ManifestError: empty, duplicate or out-of-range seeds; an empty
+            selection or an id the suite does not have.
     """
     if not isinstance(seeds, (list, tuple)):
         raise ManifestTypeError(
@@ -190,13 +198,66 @@ def build_manifest(suite: Suite, seeds: Sequence[int]) -> EvaluationManifest:
     if len(set(seeds)) != len(seeds):
         dup = next(s for i, s in enumerate(seeds) if s in seeds[:i])
         raise ManifestError(f"seed {dup} is given twice")
+    wanted = None if scenario_ids is None else set(select_scenarios(suite, scenario_ids))
+    if wanted is not None and not wanted:
+        raise ManifestError("the selection holds no scenario")
     entries = []
     for scenario in suite.scenarios:
+        if wanted is not None and scenario.id not in wanted:
+            continue
         for seed in seeds:
             entries.append(ManifestEntry(len(entries), scenario.id, scenario.content_hash, seed))
     return EvaluationManifest(
         suite_id=suite.id, suite_version=suite.version, suite_hash=suite.hash, episodes=tuple(entries),
     )
+
+
+def select_scenarios(suite: Suite, scenarios: Sequence[str] = (), families: Sequence[str] = ()) -> list[str]:
+    """Ids of the scenarios named or in a family named, in suite order (each once).
+
+    Raises:
+        ManifestError: a scenario or family the suite does not have.
+    """
+    known = {s.id for s in suite.scenarios}
+    by_family = {f.id: f.scenarios for f in suite.families}
+    chosen = set()
+    for sid in scenarios:
+        if sid not in known:
+            raise ManifestError(f"suite {suite.id} {suite.version} has no scenario {sid!r}")
+        chosen.add(sid)
+    for fid in families:
+        if fid not in by_family:
+            raise ManifestError(f"suite {suite.id} {suite.version} has no family {fid!r} "
+                                f"(families: {', '.join(by_family) or 'none'})")
+        chosen.update(by_family[fid])
+    return [s.id for s in suite.scenarios if s.id in chosen]
+
+
+MAX_SCORED_SEEDS = 10_000
+
+
+def draw_scored_seeds(count: int) -> list[int]:
+    """``count`` distinct seeds drawn from the operating system's cryptographic randomness.
+
+    The only place EMBERBench chooses evaluation seeds: for a scored
+    manifest, whose seeds must stay unknown until results are in
+    (docs/v1-fairness-spec.md). Never reproducible, by design.
+
+    Raises:
+        ManifestError: ``count`` is not in ``[1, MAX_SCORED_SEEDS]``.
+    """
+    import secrets
+
+    if not _is_int(count) or not 1 <= count <= MAX_SCORED_SEEDS:
+        raise ManifestError(f"the number of scored seeds must be in [1, {MAX_SCORED_SEEDS}], got {count!r}")
+    seeds: list[int] = []
+    seen: set[int] = set()
+    while len(seeds) < count:
+        seed = secrets.randbits(64)
+        if seed not in seen:
+            seen.add(seed)
+            seeds.append(seed)
+    return seeds
 
 
 def check_manifest(manifest: EvaluationManifest, suite: Suite) -> None:

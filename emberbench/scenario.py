@@ -40,7 +40,7 @@ from .versions import SCENARIO_FORMAT_VERSION
 
 __all__ = [
     "FLOOR", "ID_RE", "MAX_DENOMINATOR", "MAX_SIDE", "MAX_STEPS_LIMIT", "NAME_RE", "SCENARIO_KEYS", "WALL",
-    "ExitSpec", "PersonSpec", "Scenario", "load_scenario", "scenario_from_dict",
+    "ExitSpec", "PersonSpec", "Scenario", "load_scenario", "read_scenario_file", "scenario_from_dict",
 ]
 
 
@@ -168,16 +168,20 @@ def scenario_from_dict(data: object, *, where: str = "scenario") -> Scenario:
 
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario file."""
+    return scenario_from_dict(read_scenario_file(path), where=str(Path(path)))
+
+
+def read_scenario_file(path: str | Path) -> Any:
+    """Read and strictly parse a scenario file (no validation: see :func:`scenario_from_dict`)."""
     p = Path(path)
     try:
         text = p.read_bytes()
     except OSError as exc:
         raise ScenarioError(f"{p}: cannot read scenario file: {exc.strerror}") from None
     try:
-        data = parse_json_strict(text, where=str(p))
+        return parse_json_strict(text, where=str(p))
     except CanonicalFormError as exc:
         raise ScenarioError(str(exc)) from None
-    return scenario_from_dict(data, where=str(p))
 
 
 def _validate(s: Scenario) -> None:

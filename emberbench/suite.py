@@ -14,6 +14,7 @@ its listed id. Families are declared in order; a scenario may be in several.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from importlib import resources
@@ -22,10 +23,14 @@ from typing import Any
 
 from .canonical import digest, is_sha256_hex, parse_json_strict
 from .errors import CanonicalFormError, ScenarioError, SuiteError
-from .scenario import ID_RE, Scenario, load_scenario
+from .scenario import ID_RE, Scenario, load_scenario, read_scenario_file, scenario_from_dict
+from .scenario_rules import scenario_problems
 from .versions import SUITE_FORMAT_VERSION
 
 PUBLIC_SUITE_ID = "emberbench-v1-public"
+GENERATED_SUITE_ID = "emberbench-v1-generated"
+SHIPPED_SUITES = (PUBLIC_SUITE_ID, GENERATED_SUITE_ID)
+"""Suites shipped as package data; a ``--suite`` argument may name them by id."""
 SUITE_ID_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{0,79}$")
 SEMVER_RE = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
 _SUITE_KEYS = frozenset({"suite_format", "suite_id", "suite_version", "description", "scenarios", "families"})
@@ -83,93 +88,179 @@ class Suite:
 
 def public_suite_path() -> Path:
     """Folder of the public suite shipped as package data."""
-    return Path(str(resources.files("emberbench") / "suites" / PUBLIC_SUITE_ID))
+    return shipped_suite_path(PUBLIC_SUITE_ID)
 
 
-_PUBLIC: list[Suite] = []
+def shipped_suite_path(suite_id: str) -> Path:
+    """Folder of a suite shipped as package data (one of :data:`SHIPPED_SUITES`)."""
+    if suite_id not in SHIPPED_SUITES:
+        raise SuiteError(f"no shipped suite {suite_id!r} (shipped: {', '.join(SHIPPED_SUITES)})")
+    return Path(str(resources.files("emberbench") / "suites" / suite_id))
 
 
-def load_suite(path: str | Path | None = None) -> Suite:
-    """Load and verify a suite folder (or its ``suite.json``); the public suite by default."""
-    if path is None:
-        if not _PUBLIC:
-            _PUBLIC.append(_load(public_suite_path()))
-        return _PUBLIC[0]
-    return _load(Path(path))
+def suite_folder(path: str | os.PathLike[str] | None = None) -> Path:
+    """The folder a suite argument names: a shipped suite id, a folder, or a ``suite.json`` in one.
+
+    None names the public suite. A shipped suite id always names the shipped
+    suite; a folder of the same name is reached by a path with a separator
+    (``./emberbench-v1-public/suite.json``) or an absolute path.
+    """
+    name = PUBLIC_SUITE_ID if path is None else os.fspath(path)
+    if name in SHIPPED_SUITES:
+        return shipped_suite_path(name)
+    p = Path(name)
+    return p.parent if p.name == "suite.json" else p
+
+
+_SHIPPED: dict[str, Suite] = {}
+
+
+def load_suite(path: str | os.PathLike[str] | None = None) -> Suite:
+    """Load and verify a suite: a folder (or its ``suite.json``), a shipped suite id, or by default the public suite.
+
+    Shipped suites are loaded once per process.
+    """
+    name = PUBLIC_SUITE_ID if path is None else os.fspath(path)
+    if name in SHIPPED_SUITES:
+        if name not in _SHIPPED:
+            _SHIPPED[name] = _load(shipped_suite_path(name))
+        return _SHIPPED[name]
+    return _load(Path(name))
 
 
 def _load(path: Path) -> Suite:
     folder = path.parent if path.name == "suite.json" else path
     manifest_path = folder / "suite.json"
+    suite = check_suite_manifest(read_suite_manifest(manifest_path), folder, str(manifest_path))[1]
+    assert suite is not None
+    return suite
+
+
+def read_suite_manifest(manifest_path: Path) -> Any:
+    """Read and strictly parse a ``suite.json`` (no validation)."""
     try:
         raw = manifest_path.read_bytes()
     except OSError as exc:
         raise SuiteError(f"{manifest_path}: cannot read suite manifest: {exc.strerror}") from None
     try:
-        data = parse_json_strict(raw, where=str(manifest_path))
+        return parse_json_strict(raw, where=str(manifest_path))
     except CanonicalFormError as exc:
         raise SuiteError(str(exc)) from None
-    where = str(manifest_path)
+
+
+def check_suite_manifest(data: Any, folder: Path, where: str, *,
+                         collect: bool = False) -> tuple[list[str], Suite | None]:
+    """Check a parsed suite manifest and every scenario file it names.
+
+    Args:
+        data: the parsed ``suite.json``.
+        folder: the suite folder (scenario paths are relative to it).
+        where: names ``suite.json`` in messages.
+        collect: False (loading) raises SuiteError at the first problem;
+            True (``emberbench suite validate``) lists every problem, every
+            scenario file's own problems included, and goes on wherever it can.
+
+    Returns:
+        ``(problems, suite)``: the suite is None when there is a problem.
+    """
+    problems: list[str] = []
+
+    def report(message: str) -> None:
+        if not collect:
+            raise SuiteError(message)
+        problems.append(message)
+
     if not isinstance(data, dict):
-        raise SuiteError(f"{where}: suite manifest must be a JSON object")
+        report(f"{where}: suite manifest must be a JSON object")
+        return problems, None
     unknown, missing = sorted(set(data) - _SUITE_KEYS), sorted(_SUITE_KEYS - set(data))
     if unknown or missing:
-        raise SuiteError(f"{where}: unknown keys {unknown} / missing keys {missing}")
-    if data["suite_format"] != SUITE_FORMAT_VERSION:
-        raise SuiteError(f"{where}: unsupported suite_format {data['suite_format']!r}")
-    if not isinstance(data["suite_id"], str) or not SUITE_ID_RE.match(data["suite_id"]):
-        raise SuiteError(f"{where}: invalid suite_id {data['suite_id']!r}")
-    if not isinstance(data["suite_version"], str) or not SEMVER_RE.match(data["suite_version"]):
-        raise SuiteError(f"{where}: suite_version must be MAJOR.MINOR.PATCH, got {data['suite_version']!r}")
-    if not isinstance(data["scenarios"], list) or not data["scenarios"]:
-        raise SuiteError(f"{where}: scenarios must be a non-empty list")
+        report(f"{where}: unknown keys {unknown} / missing keys {missing}")
+    if "suite_format" in data and data["suite_format"] != SUITE_FORMAT_VERSION:
+        report(f"{where}: unsupported suite_format {data['suite_format']!r}")
+    if "suite_id" in data and (not isinstance(data["suite_id"], str) or not SUITE_ID_RE.match(data["suite_id"])):
+        report(f"{where}: invalid suite_id {data['suite_id']!r}")
+    if "suite_version" in data and (not isinstance(data["suite_version"], str)
+                                    or not SEMVER_RE.match(data["suite_version"])):
+        report(f"{where}: suite_version must be MAJOR.MINOR.PATCH, got {data['suite_version']!r}")
+    entries = data.get("scenarios", [])
+    if "scenarios" in data and (not isinstance(entries, list) or not entries):
+        report(f"{where}: scenarios must be a non-empty list")
+        entries = []
     scenarios: list[Scenario] = []
     ids: set[str] = set()
-    for i, entry in enumerate(data["scenarios"]):
+    for i, entry in enumerate(entries):
         if not isinstance(entry, dict) or set(entry) != {"id", "file", "scenario_hash"}:
-            raise SuiteError(f"{where}: scenarios[{i}] must have exactly the keys id, file, scenario_hash")
+            report(f"{where}: scenarios[{i}] must have exactly the keys id, file, scenario_hash")
+            continue
         sid, file, pinned = entry["id"], entry["file"], entry["scenario_hash"]
         if not isinstance(sid, str) or not ID_RE.match(sid) or sid in ids:
-            raise SuiteError(f"{where}: scenarios[{i}] has an invalid or duplicate id {sid!r}")
+            report(f"{where}: scenarios[{i}] has an invalid or duplicate id {sid!r}")
+        else:
+            ids.add(sid)
         if not is_sha256_hex(pinned):
-            raise SuiteError(f"{where}: scenarios[{i}] scenario_hash is not a SHA-256 hex digest")
+            report(f"{where}: scenarios[{i}] scenario_hash is not a SHA-256 hex digest")
         if not isinstance(file, str) or file.startswith("/") or ".." in Path(file).parts:
-            raise SuiteError(f"{where}: scenarios[{i}] file must be a relative path inside the suite")
-        ids.add(sid)
-        try:
-            scenario = load_scenario(folder / file)
-        except ScenarioError as exc:
-            raise SuiteError(str(exc)) from None
+            report(f"{where}: scenarios[{i}] file must be a relative path inside the suite")
+            continue
+        scenario = _scenario(folder / file, report, collect)
+        if scenario is None:
+            continue
         if scenario.id != sid:
-            raise SuiteError(f"{folder / file}: scenario id {scenario.id!r} differs from the suite entry {sid!r}")
+            report(f"{folder / file}: scenario id {scenario.id!r} differs from the suite entry {sid!r}")
         if scenario.content_hash != pinned:
-            raise SuiteError(
-                f"{folder / file}: content hash {scenario.content_hash} differs from the pinned {pinned}"
-            )
+            report(f"{folder / file}: content hash {scenario.content_hash} differs from the pinned {pinned}")
         scenarios.append(scenario)
     families: list[Family] = []
     fam_ids: set[str] = set()
-    if not isinstance(data["description"], str):
-        raise SuiteError(f"{where}: description must be a string")
-    if not isinstance(data["families"], list):
-        raise SuiteError(f"{where}: families must be a list")
-    for i, fam in enumerate(data["families"]):
+    if "description" in data and not isinstance(data["description"], str):
+        report(f"{where}: description must be a string")
+    declared = data.get("families", [])
+    if "families" in data and not isinstance(declared, list):
+        report(f"{where}: families must be a list")
+        declared = []
+    for i, fam in enumerate(declared):
         if not isinstance(fam, dict) or set(fam) != {"id", "description", "scenarios"}:
-            raise SuiteError(f"{where}: families[{i}] must have exactly the keys id, description, scenarios")
+            report(f"{where}: families[{i}] must have exactly the keys id, description, scenarios")
+            continue
         fid = fam["id"]
         if not isinstance(fid, str) or not ID_RE.match(fid) or fid in fam_ids:
-            raise SuiteError(f"{where}: families[{i}] has an invalid or duplicate id {fid!r}")
+            report(f"{where}: families[{i}] has an invalid or duplicate id {fid!r}")
         if not isinstance(fam["description"], str):
-            raise SuiteError(f"{where}: family {fid!r} description must be a string")
+            report(f"{where}: family {fid!r} description must be a string")
         members = fam["scenarios"]
-        if not isinstance(members, list) or len(set(members)) != len(members):
-            raise SuiteError(f"{where}: family {fid!r} must list distinct scenario ids")
+        if not isinstance(members, list) or not all(isinstance(m, str) for m in members) or len(
+                set(members)) != len(members):
+            report(f"{where}: family {fid!r} must list distinct scenario ids")
+            continue
         for m in members:
             if m not in ids:
-                raise SuiteError(f"{where}: family {fid!r} names unknown scenario {m!r}")
-        fam_ids.add(fid)
+                report(f"{where}: family {fid!r} names unknown scenario {m!r}")
+        if isinstance(fid, str):
+            fam_ids.add(fid)
         families.append(Family(fid, fam["description"], tuple(members)))
-    return Suite(
+    if problems:
+        return problems, None
+    return problems, Suite(
         id=data["suite_id"], version=data["suite_version"], hash=digest(data), manifest=data,
         scenarios=tuple(scenarios), families=tuple(families),
     )
+
+
+def _scenario(path: Path, report: Any, collect: bool) -> Scenario | None:
+    """Load one scenario file; report its problem (or, when collecting, every problem)."""
+    if not collect:
+        try:
+            return load_scenario(path)
+        except ScenarioError as exc:
+            report(str(exc))
+            return None
+    try:
+        data = read_scenario_file(path)
+    except ScenarioError as exc:
+        report(str(exc))
+        return None
+    found = scenario_problems(data, where=str(path))
+    for problem in found:
+        report(problem)
+    return None if found else scenario_from_dict(data, where=str(path))
