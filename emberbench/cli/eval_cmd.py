@@ -33,23 +33,37 @@ def register(app: typer.Typer) -> None:
 @user_errors
 def manifest_build(
     ctx: typer.Context,
-    seeds: Annotated[list[str], typer.Option("--seeds", help="Seeds in order: --seeds 0 1 2.")],
     out: Annotated[Path, typer.Option("--out", help="Manifest file to write.")],
+    seeds: Annotated[Optional[list[str]], typer.Option("--seeds", help="Seeds in order: --seeds 0 1 2.")] = None,
     suite: SuiteOption = None,
+    scenarios: Annotated[Optional[list[str]], typer.Option("--scenarios", help="Only these scenarios (comma-separated or repeated); suite order is kept.")] = None,
+    families: Annotated[Optional[list[str]], typer.Option("--families", help="Only the scenarios of these families (comma-separated or repeated).")] = None,
+    scored: Annotated[bool, typer.Option("--scored", help="Draw secret seeds from the operating system's randomness (a scored manifest); the seeds are not printed.")] = False,
+    seed_count: Annotated[int, typer.Option("--seed-count", help="With --scored: how many seeds to draw.")] = 3,
 ) -> None:
-    """Schedule every suite scenario under every seed (suite order, then seeds as given)."""
+    """Schedule every suite scenario (or a subset) under every seed (suite order, then seeds as given)."""
     from ..errors import ManifestError
-    from ..manifest import build_manifest, write_manifest
+    from ..manifest import build_manifest, draw_scored_seeds, select_scenarios, write_manifest
     from ..suite import load_suite
+    from .suite_cmd import parse_list
 
-    values = [*seeds, *ctx.args]
+    values = [*(seeds or []), *ctx.args]
+    if scored and values:
+        raise ManifestError("give either --seeds or --scored, not both")
+    if not scored and not values:
+        raise ManifestError("give the seeds (--seeds 0 1 2) or --scored")
     try:
-        parsed = [int(v, 10) for v in values]
+        parsed = draw_scored_seeds(seed_count) if scored else [int(v, 10) for v in values]
     except ValueError:
         raise ManifestError(f"seeds must be decimal integers, got {' '.join(values)}") from None
-    m = build_manifest(load_suite(suite), parsed)
+    s = load_suite(suite)
+    subset = None
+    if scenarios or families:
+        subset = select_scenarios(s, parse_list(scenarios), parse_list(families))
+    m = build_manifest(s, parsed, scenario_ids=subset)
     write_manifest(m, out)
-    typer.echo(f"{out}: {len(m.episodes)} episodes, manifest hash {m.hash}")
+    typer.echo(f"{out}: {len(m.episodes)} episodes, manifest hash {m.hash}"
+               f"{' (scored: keep this file private until results are in)' if scored else ''}")
 
 
 @user_errors

@@ -10,7 +10,7 @@ is all the generator needs (how far is this cell from an exit or a person).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -68,18 +68,41 @@ class Canvas:
         chars = np.where(self.open, ord("."), ord("#")).astype(np.uint8)
         return tuple(row.tobytes().decode("ascii") for row in chars)
 
-    def floor_cells(self) -> list[tuple[int, int]]:
+    def floor_cells(self) -> Cells:
         """Every floor cell not on the outer ring, in row-major order."""
         inner = self.open.copy()
         inner[0, :] = inner[-1, :] = False
         inner[:, 0] = inner[:, -1] = False
-        return cells_of(inner)
+        return Cells(inner)
 
 
-def cells_of(mask: np.ndarray) -> list[tuple[int, int]]:
-    """The (row, col) of every True cell of ``mask``, row-major, as Python ints."""
-    rows, cols = np.nonzero(mask)
-    return list(zip(rows.tolist(), cols.tolist()))
+class Cells(Sequence[tuple[int, int]]):
+    """The True cells of a mask as a read-only sequence of ``(row, col)``, row-major.
+
+    Cells are made on demand, and membership is a lookup in the mask, so a
+    whole 256x256 floor costs two small arrays rather than 65,536 tuples.
+    """
+
+    def __init__(self, mask: np.ndarray) -> None:
+        self.mask = mask
+        self.rows, self.cols = np.nonzero(mask)
+
+    def __len__(self) -> int:
+        return int(self.rows.size)
+
+    def __getitem__(self, i: int) -> tuple[int, int]:  # type: ignore[override]
+        return int(self.rows[i]), int(self.cols[i])
+
+    def __contains__(self, cell: object) -> bool:
+        r, c = cell  # type: ignore[misc]
+        return 0 <= r < self.mask.shape[0] and 0 <= c < self.mask.shape[1] and bool(self.mask[r, c])
+
+    def without(self, cells: Iterable[tuple[int, int]]) -> Cells:
+        """These cells minus ``cells``."""
+        mask = self.mask.copy()
+        for r, c in cells:
+            mask[r, c] = False
+        return Cells(mask)
 
 
 def within(open_: np.ndarray, sources: Iterable[tuple[int, int]], limit: int) -> dict[tuple[int, int], int]:
@@ -108,18 +131,25 @@ def within(open_: np.ndarray, sources: Iterable[tuple[int, int]], limit: int) ->
     return dist
 
 
+def padded_closed(open_: np.ndarray) -> list[bool]:
+    """Walls as a flat list over the map padded with one ring of wall (what :func:`nearest_cells` walks)."""
+    padded = np.zeros((open_.shape[0] + 2, open_.shape[1] + 2), dtype=bool)
+    padded[1:-1, 1:-1] = open_
+    return (~padded).ravel().tolist()
+
+
 def nearest_cells(open_: np.ndarray, sources: Iterable[tuple[int, int]], n: int,
-                  allowed: Callable[[tuple[int, int]], bool]) -> list[tuple[int, int]]:
+                  allowed: Callable[[tuple[int, int]], bool], closed: list[bool] | None = None
+                  ) -> list[tuple[int, int]]:
     """Up to ``n`` allowed cells in breadth-first order from the sources (walls only), nearest first.
 
     Ties keep the search order: sources in the order given, then neighbours
     north, east, south, west. The search stops as soon as ``n`` are found.
+    ``closed`` is :func:`padded_closed` of ``open_``, when the caller has it.
     """
-    rows, cols = open_.shape
-    pw = cols + 2
-    padded = np.zeros((rows + 2, pw), dtype=bool)
-    padded[1:-1, 1:-1] = open_
-    closed = (~padded).ravel().tolist()
+    pw = open_.shape[1] + 2
+    if closed is None:
+        closed = padded_closed(open_)
     seen = [False] * len(closed)
     queue: deque[int] = deque()
     for r, c in sources:

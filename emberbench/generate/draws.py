@@ -70,10 +70,17 @@ class Draws:
         return items
 
     def sample(self, items: Sequence[T], k: int) -> list[T]:
-        """``k`` distinct items in draw order (a partial Fisher-Yates over a copy)."""
-        pool = list(items)
-        k = min(k, len(pool))
+        """``k`` distinct items in draw order (a partial Fisher-Yates).
+
+        The swaps are kept in a dict instead of a copy of ``items``, so the
+        cost is ``O(k)`` even when ``items`` is a whole 256x256 floor.
+        """
+        n = len(items)
+        k = min(k, n)
+        moved: dict[int, int] = {}
+        out = []
         for i in range(k):
-            j = i + self._gen.below(len(pool) - i)
-            pool[i], pool[j] = pool[j], pool[i]
-        return pool[:k]
+            j = i + self._gen.below(n - i)
+            out.append(items[moved.get(j, j)])
+            moved[j] = moved.get(i, i)
+        return out

@@ -13,11 +13,8 @@ scenarios of the smaller one.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
 from ..errors import GenerationError, ScenarioError
-from ..scenario import Scenario, scenario_from_dict
-from ..versions import SCENARIO_FORMAT_VERSION
+from ..scenario import ExitSpec, PersonSpec, Scenario
 from .draws import Draws, scenario_key
 from .features import Draw, describe, families_of
 from .layouts import LAYOUTS
@@ -96,18 +93,14 @@ def _draw(recipe: Recipe, key: int, index: int) -> tuple[Scenario, tuple[str, ..
     fire = sorted(place_fire(Draws(key, "fire"), cv, free, people, exits, ignitions, fire_mode))
     draw = Draw(layout, people_mode, exit_mode, fire_mode, spread.numerator, spread.denominator, max_steps)
     sid = scenario_id(recipe, index, layout)
-    data: dict[str, Any] = {
-        "scenario_format": SCENARIO_FORMAT_VERSION,
-        "id": sid,
-        "description": describe(draw, cv, exits, len(people), len(fire)),
-        "map": list(cv.map_rows()),
-        "exits": [{"id": eid, "row": r, "col": c} for g in exits for eid, (r, c) in zip(g.ids(), g.cells)],
-        "people": [{"id": f"p{i:03d}", "row": r, "col": c} for i, (r, c) in enumerate(people, start=1)],
-        "fire": [[r, c] for r, c in fire],
-        "spread": {"numerator": spread.numerator, "denominator": spread.denominator},
-        "max_steps": max_steps,
-        "seed": 0,
-        "allow_unreachable": False,
-    }
-    scenario = scenario_from_dict(data, where=f"generated scenario {sid}")
+    ids = [eid for g in exits for eid in g.ids()]
+    # The fields are built in the format's shape, so only the content rules can fail; the Scenario
+    # constructor runs every one of them (reachability included).
+    scenario = Scenario(
+        id=sid, description=describe(draw, cv, exits, len(people), len(fire)), map=cv.map_rows(),
+        exits=tuple(ExitSpec(eid, r, c) for eid, (r, c) in zip(ids, exit_cells)),
+        people=tuple(PersonSpec(f"p{i:03d}", r, c) for i, (r, c) in enumerate(people, start=1)),
+        fire=tuple(fire), spread_numerator=spread.numerator, spread_denominator=spread.denominator,
+        max_steps=max_steps, seed=0, allow_unreachable=False,
+    )
     return scenario, families_of(draw, cv, exits, people, fire)

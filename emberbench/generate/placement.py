@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .canvas import Canvas, nearest_cells, within
+from .canvas import Canvas, Cells, nearest_cells, padded_closed, within
 from .draws import Draws
 
 SIDES = ("north", "east", "south", "west")
@@ -57,9 +57,12 @@ def place_exits(d: Draws, cv: Canvas, widths: list[int], mode: str) -> list[Exit
     used = {s: [False] * (length[s] + 2) for s in range(4)}  # taken border cells and their neighbours
 
     def starts(side: int, width: int) -> list[int]:
-        ok, busy = usable[side], used[side]
-        return [p for p in range(1, length[side] - width + 2)
-                if all(ok[q - 1] and not busy[q] for q in range(p, p + width))]
+        """Positions where ``width`` free border cells in a row begin, ascending."""
+        ok, busy, n = usable[side], used[side], length[side]
+        run = [0] * (n + 2)  # run[q]: free cells in a row from q on
+        for q in range(n, 0, -1):
+            run[q] = run[q + 1] + 1 if ok[q - 1] and not busy[q] else 0
+        return [p for p in range(1, n - width + 2) if run[p] >= width]
 
     first = d.below(4)
     fixed = None
@@ -89,65 +92,67 @@ def place_exits(d: Draws, cv: Canvas, widths: list[int], mode: str) -> list[Exit
     return groups
 
 
-def place_people(d: Draws, cv: Canvas, free: list[tuple[int, int]], count: int, mode: str,
+def place_people(d: Draws, cv: Canvas, free: Cells, count: int, mode: str,
                  exit_cells: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Start cells for ``count`` people: ``uniform``, clustered in ``rooms``, or ``near-exits``."""
     if count > len(free):
         raise Redraw(f"{count} people do not fit on {len(free)} floor cells")
     if mode == "uniform":
         return d.sample(free, count)
-    free_set = set(free)
     if mode == "near-exits":
-        return d.sample(nearest_cells(cv.open, exit_cells, 2 * count, free_set.__contains__), count)
+        return d.sample(nearest_cells(cv.open, exit_cells, 2 * count, free.__contains__), count)
     taken: list[tuple[int, int]] = []
     chosen: set[tuple[int, int]] = set()
+    open_now = free.mask.copy()  # free cells nobody has been put on yet
     rooms = d.shuffle(list(cv.rooms))
     for room in rooms:
         if len(taken) == count:
             break
-        cells = [(r, c) for r in range(room.r0, room.r1 + 1) for c in range(room.c0, room.c1 + 1)
-                 if (r, c) in free_set and (r, c) not in chosen]
+        rr, cc = np.nonzero(open_now[room.r0:room.r1 + 1, room.c0:room.c1 + 1])
+        cells = list(zip((rr + room.r0).tolist(), (cc + room.c0).tolist()))
         if not cells:
             continue
         want = min(count - len(taken), d.between((len(cells) + 1) // 2, len(cells)))
         for cell in d.sample(cells, want):
             taken.append(cell)
             chosen.add(cell)
+            open_now[cell] = False
+    closed = padded_closed(cv.open) if len(taken) < count else []
     while len(taken) < count:  # no rooms left (or none at all): gather crowds around random spots
         centre = d.pick(free)
         while centre in chosen:  # fewer than half the floor is taken, so this ends fast
             centre = d.pick(free)
         group = nearest_cells(cv.open, [centre], min(count - len(taken), d.between(5, 30)),
-                              lambda c: c in free_set and c not in chosen)
+                              lambda c: c in free and c not in chosen, closed)
         taken.extend(group)
         chosen.update(group)
     return taken
 
 
-def place_fire(d: Draws, cv: Canvas, free: list[tuple[int, int]], people: list[tuple[int, int]],
+def place_fire(d: Draws, cv: Canvas, free: Cells, people: list[tuple[int, int]],
                exits: list[ExitGroup], count: int, mode: str) -> list[tuple[int, int]]:
     """Fire origins: at ``random``, ``near-exit`` (2 to 5 steps), ``near-crowd`` (1 to 3 steps) or ``far``."""
     taken = set(people)
-    inner = set(free)
-    options = [c for c in free if c not in taken]
+    options = free.without(people)
     if count > len(options):
         raise Redraw(f"{count} fire origins do not fit beside {len(people)} people")
     if mode == "random":
         return d.sample(options, count)
     if mode == "far":
         exit_cells = np.array([c for g in exits for c in g.cells])
-        cells = np.array(options)
+        cells = np.stack([options.rows, options.cols], axis=1)
         manhattan = np.abs(cells[:, None, :] - exit_cells[None, :, :]).sum(axis=2).min(axis=1)
         cut = np.sort(manhattan)[(3 * len(options)) // 4]
-        return d.sample([c for c, m in zip(options, manhattan.tolist()) if m >= cut], count)
+        far = np.flatnonzero(manhattan >= cut)
+        return [options[int(i)] for i in d.sample(far, count)]
     fire: list[tuple[int, int]] = []
     for _ in range(count):
         if mode == "near-exit":
             reach = within(cv.open, d.pick(exits).cells, 5)
-            near = [c for c, n in sorted(reach.items()) if n >= 2 and c in inner and c not in taken]
+            near = [c for c, n in sorted(reach.items()) if n >= 2 and c in free and c not in taken]
         else:
             reach = within(cv.open, [d.pick(people)], 3)
-            near = [c for c, n in sorted(reach.items()) if n >= 1 and c in inner and c not in taken]
+            near = [c for c, n in sorted(reach.items()) if n >= 1 and c in free and c not in taken]
         if not near:
             raise Redraw(f"no free cell for a fire origin {mode.replace('-', ' ')}")
         cell = d.pick(near)

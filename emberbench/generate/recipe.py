@@ -199,10 +199,10 @@ def recipe_from_dict(data: object, *, where: str = "recipe") -> Recipe:
         RecipeError: the first problem, prefixed with ``where``.
     """
     rd = _Reader(where)
-    top = rd.obj(data, _TOP, "recipe")
-    if top["recipe_format"] != RECIPE_FORMAT_VERSION:
-        raise rd.fail(f"unsupported recipe_format {top['recipe_format']!r} (this version reads "
+    if isinstance(data, dict) and data.get("recipe_format", RECIPE_FORMAT_VERSION) != RECIPE_FORMAT_VERSION:
+        raise rd.fail(f"unsupported recipe_format {data['recipe_format']!r} (this version reads "
                       f"{RECIPE_FORMAT_VERSION!r})")
+    top = rd.obj(data, _TOP, "recipe")
     name = rd.text(top["name"], "name", NAME_RE, 40)
     rd.where = f"{where} (recipe {name!r})"
     people = rd.obj(top["people"], ("count", "density_percent", "placement"), "people")
