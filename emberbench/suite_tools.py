@@ -134,5 +134,6 @@ def locate_scenario(scenario_id: str, suite: str | os.PathLike[str] | None = Non
         found = load_suite(name)
         if any(s.id == scenario_id for s in found.scenarios):
             return found, found.scenario(scenario_id)
-    raise SuiteError(f"no shipped suite has a scenario {scenario_id!r} (shipped: {', '.join(SHIPPED_SUITES)}; "
-                     "give --suite for another suite)")
+    first = load_suite(SHIPPED_SUITES[0])
+    raise SuiteError(f"suite {first.id} {first.version} has no scenario {scenario_id!r}, nor has any other shipped "
+                     f"suite ({', '.join(SHIPPED_SUITES[1:])}); give --suite for another suite")
