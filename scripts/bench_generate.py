@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Scenario generation speed per recipe, and calibration throughput in process vs on Ray.
+
+Part 1, generation (one core, in this process): generate the first N
+scenarios of each shipped recipe (seed 1) and report scenarios per second,
+by wall clock and by CPU time. Target: the standard recipe at 50 per second
+or more.
+
+Part 2, calibration: generate ``--calibration-scenarios`` scenarios of the
+standard recipe, then calibrate them (stay, greedy and fire-aware under seeds
+0, 1, 2) in process and on an embedded Ray instance with 2 workers. Ray
+start-up and one warm-up pass (which imports the code in the worker
+processes) are excluded and reported apart; each side is timed ``--repeat``
+times, interleaved, best kept. Both calibrations must be byte-identical.
+Target: 2 workers at least 1.7 x faster than in process.
+
+Usage: .venv/bin/python scripts/bench_generate.py [--dev 500] [--standard 500] [--large 60]
+       [--calibration-scenarios 60] [--repeat 2] [--no-ray]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from emberbench.canonical import canonical_bytes  # noqa: E402
+from emberbench.generate import calibrate_suite, generate_scenario, generate_suite, load_recipe  # noqa: E402
+from emberbench.generate import write_suite  # noqa: E402
+from emberbench.suite import load_suite  # noqa: E402
+
+
+def bench_recipe(name: str, count: int) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds, draws) for the first ``count`` scenarios of recipe ``name``."""
+    recipe = load_recipe(name)
+    wall, cpu = time.perf_counter(), time.process_time()
+    draws = sum(generate_scenario(recipe, 1, i).attempts for i in range(count))
+    return time.perf_counter() - wall, time.process_time() - cpu, draws
+
+
+def bench_calibration(scenarios: int, repeat: int) -> None:
+    base = Path(tempfile.mkdtemp(prefix="bench-generate-"))
+    try:
+        write_suite(generate_suite(load_recipe("standard"), scenarios, 1, suite_id="bench"), base / "suite")
+        suite = load_suite(base / "suite")
+        from emberbench.cluster import ray_mapper
+
+        start = time.perf_counter()
+        with ray_mapper(workers=2) as mapper:
+            started = time.perf_counter() - start
+            warm_start = time.perf_counter()
+            reference = canonical_bytes(calibrate_suite(suite, mapper=mapper).to_dict())
+            warm = time.perf_counter() - warm_start
+            local_times, ray_times = [], []
+            for _ in range(repeat):
+                t = time.perf_counter()
+                local = canonical_bytes(calibrate_suite(suite).to_dict())
+                local_times.append(time.perf_counter() - t)
+                t = time.perf_counter()
+                remote = canonical_bytes(calibrate_suite(suite, mapper=mapper).to_dict())
+                ray_times.append(time.perf_counter() - t)
+                if local != reference or remote != reference:
+                    raise SystemExit("calibrations differ between in process and Ray")
+        best_local, best_ray = min(local_times), min(ray_times)
+        episodes = scenarios * 3 * 3
+        print(f"\ncalibration of {scenarios} standard scenarios ({episodes} episodes), best of {repeat}; "
+              "byte-identical")
+        print(f"  in process         {best_local:7.2f} s  {scenarios / best_local:6.1f} scenarios/s")
+        print(f"  ray, 2 workers     {best_ray:7.2f} s  {scenarios / best_ray:6.1f} scenarios/s  "
+              f"(Ray start-up {started:.1f} s, warm-up pass {warm:.1f} s, excluded)")
+        print(f"  speed-up           {best_local / best_ray:7.2f} x  (target >= 1.7 x)")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dev", type=int, default=500)
+    parser.add_argument("--standard", type=int, default=500)
+    parser.add_argument("--large", type=int, default=60)
+    parser.add_argument("--calibration-scenarios", type=int, default=60)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--no-ray", action="store_true", help="skip the calibration part")
+    args = parser.parse_args()
+
+    print(f"{'recipe':<10}{'scenarios':>10}{'draws':>7}{'wall s':>9}{'per s':>8}{'cpu s':>8}{'per cpu s':>11}")
+    for name, count in (("dev", args.dev), ("standard", args.standard), ("large", args.large)):
+        wall, cpu, draws = bench_recipe(name, count)
+        print(f"{name:<10}{count:>10}{draws:>7}{wall:>9.2f}{count / wall:>8.1f}{cpu:>8.2f}{count / cpu:>11.1f}")
+    print("target: standard >= 50 scenarios per second on one core")
+    if not args.no_ray:
+        bench_calibration(args.calibration_scenarios, args.repeat)
+
+
+if __name__ == "__main__":
+    main()
