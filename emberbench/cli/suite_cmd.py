@@ -18,7 +18,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ._common import fail, user_errors
-from .cluster_cmd import AddressOption, ParallelWorkersOption
+from .cluster_cmd import AddressOption
 
 SuiteOption = Annotated[
     Optional[Path],  # noqa: UP007 - typer needs Optional on Python 3.11
@@ -26,6 +26,11 @@ SuiteOption = Annotated[
 ]
 SuiteArgument = Annotated[str, typer.Argument(help="Suite folder (or its suite.json), or a shipped suite id.")]
 ForceOption = Annotated[bool, typer.Option("--force", help="Replace an existing output.")]
+WorkersOption = Annotated[
+    Optional[int],  # noqa: UP007
+    typer.Option("--workers", min=1, help="Play the calibration episodes on N Ray workers; without it or "
+                                          "--address, in process."),
+]
 
 
 class Tier(str, Enum):
@@ -181,7 +186,7 @@ def suite_generate(
     min_tier: Annotated[Optional[Tier], typer.Option("--min-tier", help="Keep only scenarios at least this difficult.")] = None,  # noqa: UP007
     max_tier: Annotated[Optional[Tier], typer.Option("--max-tier", help="Keep only scenarios at most this difficult.")] = None,  # noqa: UP007
     calibration_seeds: Annotated[Optional[list[str]], typer.Option("--calibration-seeds", help="Seeds the tiers are measured with (default 0,1,2).")] = None,  # noqa: UP007
-    workers: ParallelWorkersOption = None,
+    workers: WorkersOption = None,
     address: AddressOption = None,
 ) -> None:
     """Generate a complete, valid suite from a recipe (byte-identical for the same recipe, count and seed)."""
@@ -190,7 +195,9 @@ def suite_generate(
     from .progress import progress_bar
 
     cal_seeds = DEFAULT_SEEDS if calibration_seeds is None else parse_seeds(calibration_seeds, "--calibration-seeds")
-    with mapper_for(workers, address) as mapper, progress_bar("generate", unit="scenarios") as bar:
+    tiered = min_tier is not None or max_tier is not None  # only a tier filter plays episodes
+    runner = mapper_for(workers, address) if tiered else contextlib.nullcontext(None)
+    with runner as mapper, progress_bar("generate", unit="scenarios") as bar:
         s = generate_into(recipe, count, out, seed=seed, secret_seed_file=secret_seed_file, force=force,
                           suite_id=suite_id, suite_version=suite_version,
                           min_tier=None if min_tier is None else min_tier.value,
@@ -207,7 +214,7 @@ def suite_calibrate(
     out: Annotated[Path, typer.Option("--out", help="Calibration file to write.")],
     seeds: Annotated[Optional[list[str]], typer.Option("--seeds", help="Calibration seeds (default 0,1,2).")] = None,  # noqa: UP007
     force: ForceOption = False,
-    workers: ParallelWorkersOption = None,
+    workers: WorkersOption = None,
     address: AddressOption = None,
 ) -> None:
     """Play the stay, greedy and fire-aware baselines on every scenario; write their outcomes and a difficulty tier."""
@@ -257,7 +264,7 @@ def suite_reveal(
     out: Annotated[Path, typer.Option("--out", help="Reveal file to write (the commitment and the seed).")],
     secret_seed_file: Annotated[Optional[Path], typer.Option("--secret-seed-file", help="The file holding the suite's secret seed.")] = None,  # noqa: UP007
     force: ForceOption = False,
-    workers: ParallelWorkersOption = None,
+    workers: WorkersOption = None,
     address: AddressOption = None,
 ) -> None:
     """Write the reveal of a generated suite: its commitment plus its seed, checked by regenerating the suite."""
@@ -278,7 +285,7 @@ def check_commitment(
     suite: SuiteArgument,
     commitment: Annotated[Path, typer.Argument(help="The commitment file published before the evaluation.")],
     reveal_file: Annotated[Optional[Path], typer.Option("--reveal", help="A reveal file: also regenerate the suite from the recipe and the seed.")] = None,  # noqa: UP007
-    workers: ParallelWorkersOption = None,
+    workers: WorkersOption = None,
     address: AddressOption = None,
 ) -> None:
     """Prove that a suite is the committed one (and, with --reveal, exactly what the recipe draws)."""
