@@ -13,7 +13,8 @@ from typing import Any
 
 from .scenario import Scenario
 
-STYLES = {"#": "grey50", ".": "grey30", "E": "bold green", "*": "bold red", "P": "bold yellow"}
+STYLES = {"#": "grey50", ".": "grey30", "E": "bold green", "*": "red", "P": "bold blue"}
+"""The colours of the episode viewer's terminal view (emberbench/viewer/terminal.py), for one look."""
 
 
 def plain_rows(scenario: Scenario) -> list[str]:
