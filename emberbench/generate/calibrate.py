@@ -201,10 +201,14 @@ def load_calibration(path: str | os.PathLike[str], suite: Suite | None = None) -
     return calibration
 
 
+def ok_int(value: object) -> bool:
+    """A non-negative ``int`` that is not a ``bool``."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def _entry(e: object, i: int, episodes: int, fail: Callable[[str], CalibrationError]) -> ScenarioCalibration:
     if not isinstance(e, dict) or set(e) != {"id", "scenario_hash", "population", "tier", "results"}:
         raise fail(f"scenarios[{i}] must have exactly the keys id, scenario_hash, population, tier, results")
-    ok_int = lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0  # noqa: E731
     results = e["results"]
     if (not isinstance(e["id"], str) or not ID_RE.match(e["id"]) or not is_sha256_hex(e["scenario_hash"])
             or not ok_int(e["population"]) or not e["population"] or not isinstance(results, dict)

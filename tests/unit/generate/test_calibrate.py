@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from emberbench.canonical import canonical_bytes
-from emberbench.errors import CalibrationError
-from emberbench.generate import calibrate_suite, family_rates, generate_suite, load_calibration, load_recipe
-from emberbench.generate import write_calibration, write_suite
-from emberbench.generate.calibrate import tier_of
+from emberbench.errors import CalibrationError, GenerationError
+from emberbench.generate import TierFilter, calibrate_suite, family_rates, generate_suite, load_calibration
+from emberbench.generate import generate_scenario, load_recipe, write_calibration, write_suite
+from emberbench.generate.calibrate import POLICIES, ScenarioCalibration, calibrate_scenario, tier_of
 from emberbench.suite import load_suite
 from tests.conftest import ROOT
 
@@ -95,3 +95,32 @@ def test_calibration_of_another_suite_is_refused(tiny) -> None:  # noqa: ANN001
     """Reading a calibration against a suite it does not calibrate is an error."""
     with pytest.raises(CalibrationError, match="it calibrates suite"):
         load_calibration(GOLDEN, load_suite())
+
+
+def test_tier_filter_keeps_only_wanted_tiers_and_their_ids() -> None:
+    """With a tier filter, every kept scenario is in range and is the unfiltered scenario of its index."""
+    recipe = load_recipe("dev")
+    kept = generate_suite(recipe, 2, 4, tiers=TierFilter("hard", "extreme", (0,)))
+    for scenario in kept.scenarios:
+        index = int(scenario.id.split("-")[1])
+        assert generate_scenario(recipe, 4, index).scenario.content_hash == scenario.content_hash
+        assert calibrate_scenario((scenario, (0,))).tier in ("hard", "extreme")
+    assert kept.generation["tiers"] == {"min_tier": "hard", "max_tier": "extreme", "calibration_seeds": [0],
+                                        "tier_rule": "1.0", "simulator_version": "0.2.0"}
+    assert "keeping tiers hard to extreme" in kept.manifest["description"]
+
+
+def test_tiers_no_candidate_reaches_are_one_clear_error() -> None:
+    """When no candidate is in the wanted tiers, generation gives up after 50 per scenario, in one line."""
+    calls = []
+
+    def all_easy(function, jobs):  # noqa: ANN001, ANN202 - a mapper that calibrates everything as easy
+        calls.append(len(jobs))
+        counts = (("evacuated", 1), ("casualties", 0), ("stranded", 0), ("steps", 1))
+        return [ScenarioCalibration(s.id, s.content_hash, 1, 1, tuple((p, counts) for p in POLICIES))
+                for s, _ in jobs]
+
+    with pytest.raises(GenerationError, match=r"only 0 of the first 100 scenarios of recipe 'dev' are in tiers "
+                                              r"medium to extreme; widen the tiers or change the recipe"):
+        generate_suite(load_recipe("dev"), 2, 0, tiers=TierFilter("medium", "extreme", (0,)), mapper=all_easy)
+    assert sum(calls) == 100
