@@ -229,8 +229,7 @@ def check_suite_manifest(data: Any, folder: Path, where: str, *,
         if not isinstance(fam["description"], str):
             report(f"{where}: family {fid!r} description must be a string")
         members = fam["scenarios"]
-        if not isinstance(members, list) or not all(isinstance(m, str) for m in members) or len(
-                set(members)) != len(members):
+        if not isinstance(members, list) or not _distinct(members):
             report(f"{where}: family {fid!r} must list distinct scenario ids")
             continue
         for m in members:
@@ -245,6 +244,14 @@ def check_suite_manifest(data: Any, folder: Path, where: str, *,
         id=data["suite_id"], version=data["suite_version"], hash=digest(data), manifest=data,
         scenarios=tuple(scenarios), families=tuple(families),
     )
+
+
+def _distinct(items: list[Any]) -> bool:
+    """No item twice (an unhashable item, such as a list, counts as not distinct)."""
+    try:
+        return len(set(items)) == len(items)
+    except TypeError:
+        return False
 
 
 def _scenario(path: Path, report: Any, collect: bool) -> Scenario | None:

@@ -20,6 +20,7 @@ from emberbench.suite import (
     suite_folder,
 )
 from emberbench.suite_tools import diff_suites, locate_scenario, validate_suite_folder
+from tests.unit.suite_mutations import CASES, broken_suite
 
 
 @pytest.fixture()
@@ -118,3 +119,16 @@ def test_a_scenario_is_found_in_any_shipped_suite() -> None:
     assert locate_scenario("v1-pub-02-fire-at-near-exit")[0].id == PUBLIC_SUITE_ID
     with pytest.raises(SuiteError, match="suite emberbench-v1-public 1.0.0 has no scenario 'nope', nor has any other shipped suite"):
         locate_scenario("nope")
+
+
+GOLDEN = json.loads((Path(__file__).resolve().parents[1] / "golden" / "suite-error-messages.json").read_text())
+
+
+@pytest.mark.parametrize("label", sorted(CASES))
+def test_suite_loader_messages_are_unchanged_and_first_in_validate(label: str, tmp_path: Path) -> None:
+    """load_suite raises the message recorded before the checks became collectable; validate lists it first."""
+    folder = broken_suite(public_suite_path(), tmp_path / "s", label)
+    with pytest.raises(SuiteError) as info:
+        load_suite(folder)
+    assert str(info.value).replace(str(folder), "<suite>") == GOLDEN[label]
+    assert validate_suite_folder(folder).problems[0] == str(info.value)
