@@ -68,6 +68,9 @@ def generation_from_dict(data: object, *, where: str) -> GenerationRecord:
                    f"{GENERATION_FORMAT_VERSION!r})")
     if set(data) != set(_KEYS):
         raise fail(f"keys must be exactly {', '.join(_KEYS)}")
+    if data["generator_version"] != GENERATOR_VERSION:
+        raise fail(f"made by generator {data['generator_version']!r}; this is generator {GENERATOR_VERSION!r}, "
+                   "which cannot reproduce it")
     try:
         recipe = recipe_from_dict(data["recipe"], where=f"{where}: recipe")
     except RecipeError as exc:
@@ -84,8 +87,8 @@ def generation_from_dict(data: object, *, where: str) -> GenerationRecord:
     seed, secret = data["seed"], data["seed_secret"]
     if secret is not (seed is None) or not (seed is None or (type(seed) is int and 0 <= seed < (1 << 64))):
         raise fail("seed must be an integer in [0, 2**64 - 1], or null with seed_secret true")
-    if not isinstance(data["generator_version"], str) or type(data["count"]) is not int or data["count"] < 1:
-        raise fail("generator_version must be a string and count a positive integer")
+    if type(data["count"]) is not int or data["count"] < 1:
+        raise fail("count must be a positive integer")
     if (not isinstance(data["suite_id"], str) or not SUITE_ID_RE.match(data["suite_id"])
             or not isinstance(data["suite_version"], str) or not SEMVER_RE.match(data["suite_version"])
             or not is_sha256_hex(data["suite_hash"])):
@@ -109,13 +112,10 @@ def regenerate(record: GenerationRecord, seed: int, *, mapper: Mapper | None = N
     """Generate the suite ``record`` describes, with ``seed``.
 
     Raises:
-        GenerationError: this code cannot reproduce the record (another
-            generator or simulator version), or the record's public seed is
-            not ``seed``.
+        GenerationError: this code cannot reproduce the record (its tiers
+            were calibrated by another simulator version), or the record's
+            public seed is not ``seed``.
     """
-    if record.generator_version != GENERATOR_VERSION:
-        raise GenerationError(f"the suite was made by generator {record.generator_version}; this is generator "
-                              f"{GENERATOR_VERSION}, which cannot reproduce it")
     if record.tiers is not None and record.tiers.simulator_version != SIMULATOR_VERSION:
         raise GenerationError(f"the suite's tiers were calibrated with simulator {record.tiers.simulator_version}; "
                               f"this is simulator {SIMULATOR_VERSION}")

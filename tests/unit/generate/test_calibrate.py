@@ -124,3 +124,9 @@ def test_tiers_no_candidate_reaches_are_one_clear_error() -> None:
                                               r"medium to extreme; widen the tiers or change the recipe"):
         generate_suite(load_recipe("dev"), 2, 0, tiers=TierFilter("medium", "extreme", (0,)), mapper=all_easy)
     assert sum(calls) == 100
+
+
+def test_future_calibration_golden_is_refused() -> None:
+    """The future-version calibration sample is refused by its reader."""
+    with pytest.raises(CalibrationError, match="unsupported calibration_format '2.0'"):
+        load_calibration(ROOT / "tests" / "golden" / "calibration-future.json")

@@ -151,3 +151,37 @@ def test_weak_or_malformed_secret_seeds_are_refused(tmp_path: Path, text: str) -
     with pytest.raises(GenerationError) as info:
         read_secret_seed(path)
     assert "secrets.randbits(64)" in str(info.value) and (not text or text not in str(info.value).split(":", 1)[1])
+
+
+GOLDEN = Path(__file__).resolve().parents[2] / "golden"
+
+
+def test_golden_commitment_and_reveal_of_the_generated_suite() -> None:
+    """The golden commitment is the generated suite's commitment, and the golden reveal proves it."""
+    from emberbench.suite import GENERATED_SUITE_ID, shipped_suite_path
+
+    folder = shipped_suite_path(GENERATED_SUITE_ID)
+    suite = load_suite(GENERATED_SUITE_ID)
+    commitment = load_commitment(GOLDEN / "commitment-1.0.json")
+    assert commitment == make_commitment(suite, folder)
+    lines = check_commitment(suite, folder, commitment, load_reveal(GOLDEN / "reveal-1.0.json"))
+    assert "seed 1 regenerates it from recipe 'standard'" in lines[1]
+
+
+@pytest.mark.parametrize(("name", "loader", "message"), [
+    ("commitment", load_commitment, "unsupported commitment_format '2.0'"),
+    ("reveal", load_reveal, "not a reveal of format '1.0'"),
+])
+def test_future_commitment_documents_are_refused(name: str, loader, message: str) -> None:  # noqa: ANN001
+    """Commitments and reveals of a later format are refused by their readers."""
+    with pytest.raises(CommitmentError, match=message):
+        loader(GOLDEN / f"{name}-future.json")
+
+
+def test_future_generation_record_is_refused(tmp_path: Path) -> None:
+    """A generation record of a later format is refused, naming the version."""
+    from emberbench.generate import load_generation
+
+    shutil.copy(GOLDEN / "generation-future.json", tmp_path / "generation.json")
+    with pytest.raises(GenerationError, match="unsupported generation_format '2.0'"):
+        load_generation(tmp_path)
