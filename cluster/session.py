@@ -17,8 +17,17 @@ modes exist:
 Token authentication (``RAY_AUTH_MODE=token``) is required in both modes: an
 unset mode is set to ``token``; any other explicit value is refused. Ray reads
 the token from ``RAY_AUTH_TOKEN``, else the file named by
-``RAY_AUTH_TOKEN_PATH``, else ``~/.ray/auth_token``; an embedded instance
-generates the last one if no token exists (docs/cluster.md).
+``RAY_AUTH_TOKEN_PATH``, else ``~/.ray/auth_token``; for an embedded instance
+that file is created here if no token exists, readable only by its owner
+(:func:`emberbench.cluster.hygiene.ensure_private_token`).
+
+An embedded instance leaves nothing behind (:mod:`emberbench.cluster.hygiene`):
+``--workers`` is checked against this machine's CPUs before anything starts,
+a failed ``ray.init`` is cleaned up, and every process of the instance is
+ended when the session ends, however it ends (an exception, SIGTERM, or the
+command killed outright). ``ray.init`` installs its own SIGTERM handling
+(which exits with a native stack dump); the handler the command had before
+is put back once Ray is up.
 """
 
 from __future__ import annotations
@@ -26,7 +35,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from types import ModuleType
@@ -100,6 +111,46 @@ def _check_workers(workers: int | None) -> None:
         raise ClusterError(f"--workers must be a positive integer, got {workers!r}")
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+@contextlib.contextmanager
+def _keep_sigterm_handler() -> Iterator[None]:
+    """Give back the SIGTERM handler ``ray.init`` replaces; a SIGTERM during the init goes to it too.
+
+    Ray installs ``sys.exit(15)`` as the handler, and its core library a
+    failure handler that prints a native stack dump; neither is how this
+    process ends (the CLI's handler is, see :mod:`emberbench.cli._common`).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    except SystemExit as exc:
+        if exc.code == signal.SIGTERM and callable(previous):
+            previous(signal.SIGTERM, None)  # Ray's handler ran: hand the signal to ours
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
+def _start_embedded(ray: ModuleType, workers: int | None, kwargs: dict[str, Any]) -> None:
+    """``ray.init`` of an embedded instance, sized to ``workers`` (checked against this machine first)."""
+    from .hygiene import ensure_private_token, local_cpus
+
+    available = local_cpus()
+    if workers is not None and workers > available:
+        raise ClusterError(f"--workers {workers} exceeds the {available} CPUs of this machine "
+                           "(an embedded Ray instance runs one worker per CPU)")
+    ensure_private_token()
+    ray.init(address="local", num_cpus=workers or available, include_dashboard=False,
+             object_store_memory=EMBEDDED_OBJECT_STORE_BYTES, **kwargs)
+
+
 @contextlib.contextmanager
 def ray_session(address: str | None = None, *, workers: int | None = None,
                 runtime_env: dict[str, Any] | None = None) -> Iterator[ClusterInfo]:
@@ -124,27 +175,37 @@ def ray_session(address: str | None = None, *, workers: int | None = None,
     """
     _check_workers(workers)
     ray = import_ray(loopback=address is None)
-    owned = not ray.is_initialized()
-    if owned:
-        kwargs: dict[str, Any] = {"logging_level": logging.ERROR, "configure_logging": True}
-        if runtime_env:
-            kwargs["runtime_env"] = runtime_env
+    if ray.is_initialized():  # not ours: use it as it is, leave it running
+        yield _cluster_info(ray, address, workers)
+        return
+    kwargs: dict[str, Any] = {"logging_level": logging.ERROR, "configure_logging": True}
+    if runtime_env:
+        kwargs["runtime_env"] = runtime_env
+    with contextlib.ExitStack() as stack:
+        if address is None:
+            from .hygiene import ProcessGuard
+
+            stack.enter_context(ProcessGuard())  # entered first, closed last: after ray.shutdown
+        stack.callback(ray.shutdown)
         try:
-            if address is None:
-                ray.init(address="local", num_cpus=workers or os.cpu_count() or 1, include_dashboard=False,
-                         object_store_memory=EMBEDDED_OBJECT_STORE_BYTES, **kwargs)
-            else:
-                ray.init(address=address, **kwargs)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
+            with _keep_sigterm_handler():
+                if address is None:
+                    _start_embedded(ray, workers, kwargs)
+                else:
+                    ray.init(address=address, **kwargs)
+        except ClusterError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever Ray raises, the command reports one line
             where = "an embedded Ray instance" if address is None else f"the Ray cluster at {address}"
-            raise ClusterError(f"cannot start or join {where}: {exc}") from None
-    try:
-        cpus, nodes = _cluster_cpus(ray)
-        if cpus < 1:
-            raise ClusterError("the Ray cluster has no CPU to run workers on")
-        if workers is not None and workers > cpus:
-            raise ClusterError(f"--workers {workers} exceeds the {cpus} CPUs of the Ray cluster")
-        yield ClusterInfo(address=address, workers=workers or cpus, cpus=cpus, nodes=nodes)
-    finally:
-        if owned:
-            ray.shutdown()
+            raise ClusterError(f"cannot start or join {where}: {type(exc).__name__}: {_first_line(exc)}") from None
+        yield _cluster_info(ray, address, workers)
+
+
+def _cluster_info(ray: ModuleType, address: str | None, workers: int | None) -> ClusterInfo:
+    """Check ``workers`` against the running instance's CPUs (before any worker starts)."""
+    cpus, nodes = _cluster_cpus(ray)
+    if cpus < 1:
+        raise ClusterError("the Ray cluster has no CPU to run workers on")
+    if workers is not None and workers > cpus:
+        raise ClusterError(f"--workers {workers} exceeds the {cpus} CPUs of the Ray cluster")
+    return ClusterInfo(address=address, workers=workers or cpus, cpus=cpus, nodes=nodes)

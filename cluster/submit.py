@@ -11,6 +11,13 @@ storage every node mounts (docs/cluster.md).
 The Job Submission client authenticates with the same token as every Ray
 process (``RAY_AUTH_MODE=token`` and ``RAY_AUTH_TOKEN``, ``RAY_AUTH_TOKEN_PATH``
 or ``~/.ray/auth_token``).
+
+The address is the job server's URL (``http://HOST:8265``; a bare
+``HOST:PORT`` means ``http://HOST:PORT``). Reaching it is bounded:
+``connect_timeout`` seconds, after which the command fails with one line
+(Ray's client would otherwise take a bare address for a cluster's GCS and
+retry it for about forty seconds before a traceback). Every failure of the
+client is one :class:`ClusterError` line.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import shlex
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +40,7 @@ EXCLUDES = [".venv", ".git", ".emberbench", "demo-out", ".pytest_cache", ".hypot
             "*.egg-info", "build", "dist"]
 """Never uploaded: environments, caches, local stores and outputs."""
 TERMINAL = frozenset({"SUCCEEDED", "FAILED", "STOPPED"})
+DEFAULT_CONNECT_TIMEOUT = 30.0
 
 
 def project_root() -> Path:
@@ -59,21 +68,65 @@ class JobReport:
         return self.status == "SUCCEEDED"
 
 
-def _client_errors() -> tuple[type[BaseException], ...]:
-    """What the Job Submission client raises for an unreachable server or a refused token."""
-    from ray.exceptions import AuthenticationError
+def job_server_url(address: str) -> str:
+    """The job server's URL: ``address`` itself if it is http(s), ``http://`` + it if it has no scheme.
 
-    return (AuthenticationError, ConnectionError, RuntimeError, ValueError)
+    Raises:
+        ClusterError: another scheme (``ray://``, a GCS ``auto``...).
+    """
+    url = address.strip()
+    if "://" not in url:
+        if not url or url == "auto":
+            raise ClusterError(f"--address {address!r} is not a job server: give http://HOST:PORT (the dashboard port, "
+                               "8265 by default)")
+        url = f"http://{url}"
+    if url.split("://", 1)[0].lower() not in ("http", "https"):
+        raise ClusterError(f"--address {address!r} is not a job server: give http://HOST:PORT (the dashboard port, "
+                           "8265 by default)")
+    return url.rstrip("/")
 
 
-def _client(address: str) -> Any:
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+
+
+def _within(seconds: float, what: str, call: Callable[[], Any]) -> Any:
+    """Run ``call`` in a daemon thread; its result, its error as one ClusterError line, or a timeout.
+
+    A call still blocked after ``seconds`` is abandoned (its thread cannot
+    outlive the process, which is about to report the failure and exit).
+    """
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="ray-job-client", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise ClusterError(f"{what}: no answer within {seconds:g} s (EMBERBENCH_CONNECT_TIMEOUT sets how long "
+                           "to wait)")
+    if "error" in box:
+        error = box["error"]
+        if isinstance(error, ClusterError):
+            raise error
+        if not isinstance(error, Exception):
+            raise error
+        raise ClusterError(f"{what}: {_one_line(error)}") from None
+    return box["value"]
+
+
+def _client(address: str, connect_timeout: float) -> Any:
     import_ray()
     from ray.job_submission import JobSubmissionClient
 
-    try:
-        return JobSubmissionClient(address)
-    except _client_errors() as exc:
-        raise ClusterError(f"cannot reach the Ray job server at {address}: {exc}") from None
+    url = job_server_url(address)
+    return _within(connect_timeout, f"cannot reach the Ray job server at {url}", lambda: JobSubmissionClient(url))
 
 
 def job_runtime_env(working_dir: Path, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -87,29 +140,31 @@ def job_runtime_env(working_dir: Path, extra: dict[str, Any] | None = None) -> d
 
 
 def submit(address: str, args: Sequence[str], *, working_dir: Path | None = None,
-           runtime_env: dict[str, Any] | None = None) -> str:
+           runtime_env: dict[str, Any] | None = None, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT) -> str:
     """Submit ``emberbench <args>`` as a Ray Job; return its submission id.
 
     Raises:
-        ClusterError: no command given, or the job server refused or is unreachable.
+        ClusterError: no command given, or the job server refused, failed or
+            did not answer within ``connect_timeout`` seconds.
     """
     if not args:
         raise ClusterError("nothing to submit: give the command after --, e.g. submit -- run --manifest ...")
     env = job_runtime_env(working_dir or project_root(), runtime_env)
-    client = _client(address)
+    client = _client(address, connect_timeout)
     try:
         return client.submit_job(entrypoint=f"{ENTRYPOINT} {shlex.join(args)}", runtime_env=env)
-    except _client_errors() as exc:
-        raise ClusterError(f"job submission to {address} failed: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - whatever the client raises is one line
+        raise ClusterError(f"job submission to {address} failed: {_one_line(exc)}") from None
 
 
-def follow(address: str, job_id: str, *, write: Callable[[str], Any] = sys.stdout.write) -> JobReport:
+def follow(address: str, job_id: str, *, write: Callable[[str], Any] = sys.stdout.write,
+           connect_timeout: float = DEFAULT_CONNECT_TIMEOUT) -> JobReport:
     """Stream a job's logs until it ends; return its final status.
 
     Raises:
         ClusterError: the job or the job server cannot be reached.
     """
-    client = _client(address)
+    client = _client(address, connect_timeout)
 
     async def tail() -> None:
         async for lines in client.tail_job_logs(job_id):
@@ -118,15 +173,15 @@ def follow(address: str, job_id: str, *, write: Callable[[str], Any] = sys.stdou
     try:
         asyncio.run(tail())
         status = str(client.get_job_status(job_id).value)
-    except _client_errors() as exc:
-        raise ClusterError(f"cannot follow job {job_id} at {address}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - whatever the client raises is one line
+        raise ClusterError(f"cannot follow job {job_id} at {address}: {_one_line(exc)}") from None
     return JobReport(job_id=job_id, status=status)
 
 
-def status(address: str, job_id: str) -> JobReport:
+def status(address: str, job_id: str, *, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT) -> JobReport:
     """The current status of a job."""
-    client = _client(address)
+    client = _client(address, connect_timeout)
     try:
         return JobReport(job_id=job_id, status=str(client.get_job_status(job_id).value))
-    except _client_errors() as exc:
-        raise ClusterError(f"cannot get the status of job {job_id} at {address}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - whatever the client raises is one line
+        raise ClusterError(f"cannot get the status of job {job_id} at {address}: {_one_line(exc)}") from None

@@ -1,15 +1,24 @@
 """The one output policy and the one atomic file writer.
 
-Output policy: a writer only ever creates or replaces a *regular* file. An
-existing target that is anything else (a symbolic link, a FIFO, a device, a
-socket, a folder) is refused before anything is written
-(:func:`check_output_path`), so no command can turn ``/dev/null`` into a file.
+Output policy (docs/formats.md, "Output policy"): a writer only ever creates
+or replaces a *regular* file.
+
+* An existing target that is anything else is refused before anything is
+  written (:func:`check_output_path`): a FIFO or a device is not written
+  through, a folder or socket is not replaced, so no command can turn
+  ``/dev/null`` into a file or block on a FIFO.
+* A symbolic link as the target is refused, never followed: whatever it
+  points to stays as it is. (Links in the folders above the target are
+  followed, like any path.)
+* The target's folder must exist.
 
 A write goes to a temporary file ``.<name>.<random>.tmp`` in the target's own
 folder, is flushed and fsynced, renamed over the target with ``os.replace``,
 and the folder is fsynced so the rename itself is durable. A crash leaves the
 old file or the new one, never a mix; at worst a stray ``.tmp`` file remains,
-which no reader ever opens.
+which no reader ever opens. The check is repeated just before the rename, so
+only a swap in the instant between the two can slip through (a rename cannot
+be made conditional on what it replaces).
 """
 
 from __future__ import annotations
@@ -43,15 +52,17 @@ def fsync_dir(folder: str | os.PathLike[str]) -> None:
 
 
 def check_output_path(path: str | os.PathLike[str]) -> Path:
-    """Apply the output policy to ``path``: nothing, or a regular file (never followed through a link).
+    """Apply the output policy to ``path``: nothing there, or a regular file (never a link); the folder exists.
 
     Raises:
-        OutputPathError: something other than a regular file is there.
+        OutputPathError: something other than a regular file is there, or
+            the folder is missing or not a folder.
     """
     target = Path(path)
     try:
         mode = os.lstat(target).st_mode
     except FileNotFoundError:
+        _check_folder(target)
         return target
     except OSError as exc:
         raise OutputPathError(f"{target}: cannot check the output path: {exc.strerror or exc}") from None
@@ -61,6 +72,19 @@ def check_output_path(path: str | os.PathLike[str]) -> Path:
         raise OutputPathError(f"{target} is {describe_path(target)}; EMBERBench writes only regular files "
                               "and never replaces anything else")
     return target
+
+
+def _check_folder(target: Path) -> None:
+    folder = target.parent
+    try:
+        if not stat.S_ISDIR(os.stat(folder).st_mode):
+            raise OutputPathError(f"{target}: {folder} is not a folder")
+    except FileNotFoundError:
+        raise OutputPathError(f"{target}: the output folder {folder} does not exist") from None
+    except NotADirectoryError:
+        raise OutputPathError(f"{target}: a part of {folder} is not a folder") from None
+    except OSError as exc:
+        raise OutputPathError(f"{target}: cannot check the output folder: {exc.strerror or exc}") from None
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes | Iterable[bytes]) -> None:
@@ -82,6 +106,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes | Iterable[byte
                     handle.write(chunk)
             handle.flush()
             os.fsync(handle.fileno())
+        check_output_path(target)  # again: the target may have changed while the data was written
         os.replace(tmp_name, target)
     except BaseException:
         try:

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from .errors import CanonicalFormError
-from .input_policy import check_json_depth
+from .input_policy import parse_json
 
 _ENCODER = json.JSONEncoder(
     sort_keys=True,
@@ -58,32 +58,20 @@ def is_sha256_hex(text: object) -> bool:
     return isinstance(text, str) and len(text) == 64 and HEX_DIGITS.issuperset(text)
 
 
-def parse_json_strict(text: str | bytes, *, where: str) -> Any:
-    """Parse JSON, refusing NaN/Infinity, duplicate object keys and nesting deeper than 64 levels.
+def parse_json_strict(text: str | bytes, *, where: str, max_values: int | None = None) -> Any:
+    """Parse JSON under the input policy's strict rules (:func:`emberbench.input_policy.parse_json`).
 
-    The nesting cap (:func:`emberbench.input_policy.check_json_depth`) runs
-    before the parser, so no input can make it recurse without bound.
+    Strict UTF-8, no NaN/Infinity, no duplicate object keys, finite numbers,
+    integers within 2**64 - 1 in magnitude, nesting at most 64 levels (checked
+    before the parser runs, so no input makes it recurse without bound) and,
+    when given, at most ``max_values`` values.
 
     Args:
         text: the JSON text.
         where: names the source (a path or a label) for error messages.
+        max_values: the most values the document may hold, or None.
+
+    Raises:
+        CanonicalFormError: naming ``where``.
     """
-
-    def no_constants(name: str) -> Any:
-        raise CanonicalFormError(f"{where}: JSON constant {name} is not allowed")
-
-    def unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, val in pairs:
-            if key in out:
-                raise CanonicalFormError(f"{where}: duplicate key {key!r}")
-            out[key] = val
-        return out
-
-    check_json_depth(text, where=where)
-    try:
-        return json.loads(text, parse_constant=no_constants, object_pairs_hook=unique_pairs)
-    except CanonicalFormError:
-        raise
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise CanonicalFormError(f"{where}: not valid JSON: {exc}") from exc
+    return parse_json(text, where=where, max_values=max_values)

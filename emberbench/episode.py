@@ -9,6 +9,7 @@ returns the episode metrics. Nothing is repaired.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -150,6 +151,20 @@ def authenticate(record: RunRecord | dict[str, Any], suite: Any) -> EpisodeMetri
     return metrics
 
 
+def authenticate_file(path: str | os.PathLike[str], suite: Any) -> EpisodeMetrics:
+    """Read a record file under the input policy and authenticate it (:func:`authenticate_bytes`).
+
+    Raises:
+        RecordAuthenticationError: the file breaks the input policy, is not
+            the record's canonical JSON, or fails :func:`authenticate`; the
+            message names the file.
+    """
+    from .input_policy import RECORD, read_input
+
+    where = os.fspath(path)
+    return authenticate_bytes(read_input(where, RECORD, error=RecordAuthenticationError), suite, where=where)
+
+
 def authenticate_bytes(data: bytes, suite: Any, *, where: str = "record") -> EpisodeMetrics:
     """Authenticate a serialized record: it must be canonical JSON (one trailing newline allowed).
 
@@ -158,10 +173,11 @@ def authenticate_bytes(data: bytes, suite: Any, *, where: str = "record") -> Epi
             or the record fails :func:`authenticate`.
     """
     from .canonical import CanonicalFormError, parse_json_strict
+    from .input_policy import RECORD
 
     body = data[:-1] if data.endswith(b"\n") else data
     try:
-        obj = parse_json_strict(body, where=where)
+        obj = parse_json_strict(body, where=where, max_values=RECORD.max_values)
     except CanonicalFormError as exc:
         raise RecordAuthenticationError(str(exc), field="text") from None
     if canonical_bytes(obj) != body:

@@ -9,15 +9,17 @@ rules; each one is enforced on construction and on parsing.
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .atomic import atomic_write_bytes
-from .canonical import CanonicalFormError, canonical_bytes, digest, is_sha256_hex, parse_json_strict
+from .canonical import canonical_bytes, canonical_json, is_sha256_hex
 from .errors import ManifestError, ManifestTypeError, SuiteError
+from .input_policy import MANIFEST, load_json
 from .suite import SEMVER_RE, SUITE_ID_RE, Suite
 from .versions import MANIFEST_VERSION, METRICS_VERSION, OBSERVATION_VERSION, SIMULATOR_VERSION
 
@@ -28,7 +30,9 @@ MANIFEST_KEYS = (
     "observation_version", "metrics_version", "episodes",
 )
 ENTRY_KEYS = ("index", "scenario_id", "scenario_hash", "seed")
+_ENTRY_KEY_SET = frozenset(ENTRY_KEYS)
 MAX_SEED = (1 << 64) - 1
+_CHUNK_ENTRIES = 4096
 
 
 def _is_int(v: object) -> bool:
@@ -70,10 +74,17 @@ class EvaluationManifest:
 
     def __post_init__(self) -> None:
         _validate(self)
-        object.__setattr__(self, "hash", digest(self.to_dict()))
+        sha = hashlib.sha256()
+        for chunk in self.canonical_chunks():
+            sha.update(chunk)
+        object.__setattr__(self, "hash", sha.hexdigest())
 
     def to_dict(self) -> dict[str, Any]:
         """The manifest's JSON object."""
+        return {**self.header_dict(), "episodes": [e.to_dict() for e in self.episodes]}
+
+    def header_dict(self) -> dict[str, Any]:
+        """The manifest's JSON object without ``episodes``."""
         return {
             "manifest_version": self.manifest_version,
             "suite_id": self.suite_id,
@@ -82,12 +93,39 @@ class EvaluationManifest:
             "simulator_version": self.simulator_version,
             "observation_version": self.observation_version,
             "metrics_version": self.metrics_version,
-            "episodes": [e.to_dict() for e in self.episodes],
         }
 
     def canonical_bytes(self) -> bytes:
         """Canonical JSON of the manifest (its hash is the SHA-256 of these bytes)."""
-        return canonical_bytes(self.to_dict())
+        return b"".join(self.canonical_chunks())
+
+    def canonical_chunks(self) -> Iterator[bytes]:
+        """The canonical JSON of the manifest in pieces, never holding its whole dict or text.
+
+        The pieces join to exactly ``canonical_bytes(self.to_dict())``:
+        ``episodes`` is placed where the canonical encoder puts it, and each
+        entry is written with its keys in sorted order (index,
+        scenario_hash, scenario_id, seed), its integers in decimal and its
+        strings by the canonical encoder (once per distinct scenario).
+        """
+        header = canonical_bytes({**self.header_dict(), "episodes": []})
+        before, after = header.split(b'"episodes":[]', 1)
+        yield before + b'"episodes":['
+        middles: dict[tuple[str, str], str] = {}
+        parts: list[str] = []
+        last = len(self.episodes) - 1
+        for position, e in enumerate(self.episodes):
+            middle = middles.get((e.scenario_hash, e.scenario_id))
+            if middle is None:
+                middle = middles[(e.scenario_hash, e.scenario_id)] = (
+                    f',"scenario_hash":{canonical_json(e.scenario_hash)},'
+                    f'"scenario_id":{canonical_json(e.scenario_id)},"seed":'
+                )
+            parts.append(f'{{"index":{e.index}{middle}{e.seed}}}')
+            if len(parts) == _CHUNK_ENTRIES and position < last:
+                yield (",".join(parts) + ",").encode("ascii")
+                parts.clear()
+        yield (",".join(parts) + "]").encode("ascii") + after
 
     def entry(self, index: int) -> ManifestEntry:
         """The entry with ``index``."""
@@ -113,28 +151,46 @@ def _validate(m: EvaluationManifest) -> None:
             raise ManifestError(f"{name} {value!r} is not a version string")
     if not isinstance(m.episodes, tuple) or not m.episodes:
         raise ManifestError("episodes must be a non-empty list")
+    # One pass; what is the same for every seed of a scenario is checked once per scenario.
     pinned: dict[str, str] = {}
-    seen: set[tuple[str, int]] = set()
+    seeds: dict[str, set[int]] = {}
     for position, e in enumerate(m.episodes):
-        if not isinstance(e, ManifestEntry):
+        if type(e) is not ManifestEntry:
             raise ManifestError(f"episodes[{position}] is not a manifest entry")
-        if not _is_int(e.index) or e.index != position:
-            raise ManifestError(f"episodes[{position}] has index {e.index!r}; the index must equal the position")
-        if not isinstance(e.scenario_id, str) or not e.scenario_id:
+        index, sid, shash, seed = e.index, e.scenario_id, e.scenario_hash, e.seed
+        if type(index) is not int or index != position:
+            raise ManifestError(f"episodes[{position}] has index {index!r}; the index must equal the position")
+        if not isinstance(sid, str) or not sid:
             raise ManifestError(f"episodes[{position}] scenario_id must be a non-empty string")
-        if not is_sha256_hex(e.scenario_hash):
-            raise ManifestError(f"episodes[{position}] scenario_hash is not a lowercase SHA-256 hex digest")
-        if not _is_int(e.seed) or not 0 <= e.seed <= MAX_SEED:
-            raise ManifestError(f"episodes[{position}] seed {e.seed!r} is not an integer in [0, 2**64 - 1]")
-        if pinned.setdefault(e.scenario_id, e.scenario_hash) != e.scenario_hash:
-            raise ManifestError(f"scenario {e.scenario_id!r} is pinned to two different hashes")
-        if (e.scenario_id, e.seed) in seen:
-            raise ManifestError(f"seed {e.seed} occurs twice for scenario {e.scenario_id!r}")
-        seen.add((e.scenario_id, e.seed))
+        known = pinned.get(sid)
+        if known is None or known != shash:
+            if not is_sha256_hex(shash):
+                raise ManifestError(f"episodes[{position}] scenario_hash is not a lowercase SHA-256 hex digest")
+            if known is not None:
+                raise ManifestError(f"scenario {sid!r} is pinned to two different hashes")
+            pinned[sid] = shash
+            seeds[sid] = set()
+        if type(seed) is not int or not 0 <= seed <= MAX_SEED:
+            raise ManifestError(f"episodes[{position}] seed {seed!r} is not an integer in [0, 2**64 - 1]")
+        used = seeds[sid]
+        if seed in used:
+            raise ManifestError(f"seed {seed} occurs twice for scenario {sid!r}")
+        used.add(seed)
 
 
 def manifest_from_dict(data: object, *, where: str = "manifest") -> EvaluationManifest:
     """Parse and validate a manifest object (exact keys at every level)."""
+    return _from_dict(data, where, consume=False)
+
+
+def _from_dict(data: object, where: str, *, consume: bool) -> EvaluationManifest:
+    """:func:`manifest_from_dict`; with ``consume``, each episode object is dropped once converted.
+
+    Dropping them as the entries are built keeps the peak near one copy of
+    the episodes (the parsed objects, or the entries) instead of both. Equal
+    strings (a scenario's id and hash repeat for each of its seeds) are
+    shared between entries.
+    """
     if not isinstance(data, dict):
         raise ManifestError(f"{where}: must be a JSON object")
     _exact(data, MANIFEST_KEYS, where)
@@ -144,11 +200,18 @@ def manifest_from_dict(data: object, *, where: str = "manifest") -> EvaluationMa
     if not isinstance(episodes, list):
         raise ManifestError(f"{where}: episodes must be a list")
     entries = []
+    shared: dict[str, str] = {}
     for i, e in enumerate(episodes):
         if not isinstance(e, dict):
             raise ManifestError(f"{where}: episodes[{i}] must be an object")
-        _exact(e, ENTRY_KEYS, f"{where}: episodes[{i}]")
-        entries.append(ManifestEntry(e["index"], e["scenario_id"], e["scenario_hash"], e["seed"]))
+        if e.keys() != _ENTRY_KEY_SET:
+            _exact(e, ENTRY_KEYS, f"{where}: episodes[{i}]")
+        sid, shash = e["scenario_id"], e["scenario_hash"]
+        if isinstance(sid, str) and isinstance(shash, str):
+            sid, shash = shared.setdefault(sid, sid), shared.setdefault(shash, shash)
+        entries.append(ManifestEntry(e["index"], sid, shash, e["seed"]))
+        if consume:
+            episodes[i] = None
     try:
         return EvaluationManifest(
             suite_id=data["suite_id"], suite_version=data["suite_version"], suite_hash=data["suite_hash"],
@@ -272,30 +335,37 @@ def check_manifest(manifest: EvaluationManifest, suite: Suite) -> None:
         got = getattr(manifest, name)
         if got != want:
             raise ManifestError(f"manifest {name} is {got!r}, but the suite/running code has {want!r}")
+    checked: set[tuple[str, str]] = set()
     for e in manifest.episodes:
-        try:
-            suite.resolve(e.scenario_id, e.scenario_hash)
-        except SuiteError as exc:
-            raise ManifestError(f"manifest episode {e.index}: {exc}") from None
+        pair = (e.scenario_id, e.scenario_hash)
+        if pair not in checked:
+            try:
+                suite.resolve(e.scenario_id, e.scenario_hash)
+            except SuiteError as exc:
+                raise ManifestError(f"manifest episode {e.index}: {exc}") from None
+            checked.add(pair)
 
 
 def write_manifest(manifest: EvaluationManifest, path: str | Path) -> None:
-    """Write the manifest as canonical JSON plus a newline, atomically."""
-    atomic_write_bytes(path, manifest.canonical_bytes() + b"\n")
+    """Write the manifest as canonical JSON plus a newline, atomically (streamed, under the output policy)."""
+    atomic_write_bytes(path, _with_newline(manifest.canonical_chunks()))
+
+
+def _with_newline(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    yield from chunks
+    yield b"\n"
 
 
 def load_manifest(path: str | Path, suite: Suite | None = None) -> EvaluationManifest:
-    """Read a manifest file, validate it, and check it against ``suite`` if given."""
+    """Read a manifest file under the input policy, validate it, and check it against ``suite`` if given.
+
+    Raises:
+        ManifestError: naming the file and the first problem.
+    """
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise ManifestError(f"{p}: cannot read manifest: {exc.strerror}") from None
-    try:
-        data = parse_json_strict(raw, where=str(p))
-    except CanonicalFormError as exc:
-        raise ManifestError(str(exc)) from None
-    manifest = manifest_from_dict(data, where=str(p))
+    data = load_json(p, MANIFEST, error=ManifestError)
+    manifest = _from_dict(data, str(p), consume=True)
+    del data
     if suite is not None:
         try:
             check_manifest(manifest, suite)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from .atomic import atomic_write_bytes
+from .atomic import atomic_write_bytes, check_output_path
 from .canonical import canonical_bytes, sha256_hex
 from .episode import play_episode
 from .errors import ResultError, ResumeError
@@ -230,16 +230,22 @@ class ArtifactSink:
 def output_exists(out: Path, resume: bool) -> bool:
     """Whether there is an artifact to resume at ``out``.
 
+    The output policy is applied first, before anything is read: ``out`` must
+    be nothing or a regular file (a device or FIFO given as ``--out`` would
+    otherwise be read as an artifact to resume, without end).
+
     Raises:
+        OutputPathError: ``out`` is a link, FIFO, device, socket or folder.
         ResumeError: it exists and ``resume`` is False (it is never overwritten).
         ResultError: it does not exist and neither does its folder.
     """
+    if not out.parent.exists():
+        raise ResultError(f"{out.parent}: output folder does not exist")
+    check_output_path(out)
     if out.exists():
         if not resume:
             raise ResumeError(f"{out} exists and resume is off; an existing artifact is never overwritten")
         return True
-    if not out.parent.exists():
-        raise ResultError(f"{out.parent}: output folder does not exist")
     return False
 
 

@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .canonical import digest, parse_json_strict
-from .errors import CanonicalFormError, ScenarioError
+from .canonical import digest
+from .errors import ScenarioError
+from .input_policy import SCENARIO, load_json
 from .scenario_rules import (
     FLOOR,
     ID_RE,
@@ -172,16 +173,14 @@ def load_scenario(path: str | Path) -> Scenario:
 
 
 def read_scenario_file(path: str | Path) -> Any:
-    """Read and strictly parse a scenario file (no validation: see :func:`scenario_from_dict`)."""
-    p = Path(path)
-    try:
-        text = p.read_bytes()
-    except OSError as exc:
-        raise ScenarioError(f"{p}: cannot read scenario file: {exc.strerror}") from None
-    try:
-        return parse_json_strict(text, where=str(p))
-    except CanonicalFormError as exc:
-        raise ScenarioError(str(exc)) from None
+    """Read and strictly parse a scenario file under the input policy (no validation: see
+    :func:`scenario_from_dict`).
+
+    Raises:
+        ScenarioError: the file breaks the input policy (not a regular file,
+            over the cap, not strict JSON); the message names it.
+    """
+    return load_json(Path(path), SCENARIO, error=ScenarioError)
 
 
 def _validate(s: Scenario) -> None:

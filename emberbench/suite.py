@@ -21,8 +21,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .canonical import digest, is_sha256_hex, parse_json_strict
-from .errors import CanonicalFormError, ScenarioError, SuiteError
+from .canonical import digest, is_sha256_hex
+from .errors import ScenarioError, SuiteError
+from .input_policy import SUITE, load_json
 from .scenario import ID_RE, Scenario, load_scenario, read_scenario_file, scenario_from_dict
 from .scenario_rules import scenario_problems
 from .versions import SUITE_FORMAT_VERSION
@@ -137,15 +138,13 @@ def _load(path: Path) -> Suite:
 
 
 def read_suite_manifest(manifest_path: Path) -> Any:
-    """Read and strictly parse a ``suite.json`` (no validation)."""
-    try:
-        raw = manifest_path.read_bytes()
-    except OSError as exc:
-        raise SuiteError(f"{manifest_path}: cannot read suite manifest: {exc.strerror}") from None
-    try:
-        return parse_json_strict(raw, where=str(manifest_path))
-    except CanonicalFormError as exc:
-        raise SuiteError(str(exc)) from None
+    """Read and strictly parse a ``suite.json`` under the input policy (no validation).
+
+    Raises:
+        SuiteError: the file breaks the input policy (not a regular file,
+            over the cap, not strict JSON); the message names it.
+    """
+    return load_json(manifest_path, SUITE, error=SuiteError)
 
 
 def check_suite_manifest(data: Any, folder: Path, where: str, *,

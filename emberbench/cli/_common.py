@@ -1,10 +1,27 @@
-"""Helpers shared by CLI commands: error reporting and output."""
+"""Helpers shared by CLI commands: error reporting, output, and how the process ends.
+
+Every way a command can end is decided here and in :mod:`.main`, once:
+
+* success: exit status 0;
+* an :class:`EmberError`, a store error, or an OS error on a user's path:
+  one line ``error: ...`` on stderr, exit status 1;
+* a usage error (a bad option value, a missing argument): one line, exit 2;
+* SIGINT (Ctrl-C): ``interrupted``, exit 130; SIGTERM: ``terminated``,
+  exit 143 (128 + the signal number, as shells report it). Cleanup (``finally``
+  blocks: stopping Ray and agent processes) runs in both cases;
+* stdout closed by its reader (``emberbench suite list | head -1``): no
+  message, exit 141 (as a Unix tool ended by SIGPIPE).
+"""
 
 from __future__ import annotations
 
 import functools
+import os
+import select
+import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import typer
@@ -12,6 +29,14 @@ import typer
 from ..errors import EmberError
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 128 + signal.SIGTERM
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+
+
+class Terminated(BaseException):  # noqa: N818 - a signal, like KeyboardInterrupt, not an error
+    """SIGTERM arrived. Raised in the main thread so that ``finally`` blocks run, like KeyboardInterrupt."""
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
@@ -28,6 +53,28 @@ def _is_store_error(exc: BaseException) -> bool:
     return isinstance(exc, StoreError)
 
 
+def stdout_is_broken() -> bool:
+    """True when stdout is a pipe or socket whose reader has gone (a write would fail with EPIPE)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & select.POLLERR for _, events in poller.poll(0))
+
+
+def quiet_exit_on_broken_pipe() -> typer.Exit:
+    """Silence stdout for good (so the final flush cannot fail again) and return the exit to raise."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (AttributeError, OSError, ValueError):
+        pass
+    return typer.Exit(EXIT_BROKEN_PIPE)
+
+
 def user_errors(func: F) -> F:
     """Turn EmberError, StoreError (and OS errors on user paths) into one line and exit 1."""
 
@@ -38,13 +85,17 @@ def user_errors(func: F) -> F:
         except EmberError as exc:
             _traceback_if_verbose(exc)
             raise fail(str(exc)) from None
+        except BrokenPipeError as exc:
+            if stdout_is_broken():
+                raise quiet_exit_on_broken_pipe() from None
+            raise fail(f"{exc.strerror or exc}") from None
         except OSError as exc:
             _traceback_if_verbose(exc)
             where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
             raise fail(f"{exc.strerror or exc}{where}") from None
         except KeyboardInterrupt:
             typer.echo("interrupted", err=True)
-            raise typer.Exit(130) from None
+            raise typer.Exit(EXIT_INTERRUPTED) from None
         except Exception as exc:
             if _is_store_error(exc):
                 raise fail(str(exc)) from None
@@ -61,6 +112,43 @@ def _traceback_if_verbose(exc: BaseException) -> None:
         import traceback
 
         traceback.print_exception(exc, file=sys.stderr)
+
+
+@contextmanager
+def policy_exceptions_in_one_line(where: str) -> Iterator[None]:
+    """Report an exception a policy raised (not an EmberError or OSError) as one EvaluationError line.
+
+    A policy is user code; its bug is reported by name and message; ``-v``
+    (or ``EMBERBENCH_DEBUG=1``) also prints the traceback.
+    """
+    try:
+        yield
+    except (EmberError, OSError):
+        raise
+    except Exception as exc:
+        from ..errors import EvaluationError
+
+        # Chained, so that -v shows the policy's own traceback as the cause.
+        raise EvaluationError(f"{where}: the policy raised {type(exc).__name__}: {exc} "
+                              "(-v or EMBERBENCH_DEBUG=1 shows the traceback)") from exc
+
+
+@contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """While inside, SIGTERM raises :class:`Terminated` in the main thread (elsewhere: no change)."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:  # not the main thread: signals cannot be handled here
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated
 
 
 def is_terminal() -> bool:

@@ -2,12 +2,15 @@
 
 The ``cluster`` package (and with it ``ray``) is imported inside the commands
 that use it, never when this module is imported. Only this CLI layer reads
-the environment: ``RAY_ADDRESS`` is the default of ``--address``.
+the environment: ``RAY_ADDRESS`` is the default of ``--address``, and
+``EMBERBENCH_CONNECT_TIMEOUT`` (seconds, default 30) bounds how long joining a
+cluster or reaching a job server may take before the command fails with one
+line (docs/cluster.md).
 """
 
 from __future__ import annotations
 
-import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -17,12 +20,16 @@ import typer
 
 from ..errors import ClusterError
 from ._common import fail, user_errors
+from .args import parse_positive
 
 ADDRESS_ENV_VAR = "RAY_ADDRESS"
+CONNECT_TIMEOUT_ENV_VAR = "EMBERBENCH_CONNECT_TIMEOUT"
+DEFAULT_CONNECT_TIMEOUT = 30.0
 
 WorkersOption = Annotated[
     Optional[int],  # noqa: UP007 - typer needs Optional on Python 3.11
-    typer.Option("--workers", min=1, help="Ray workers (default: every CPU of this machine or of the cluster)."),
+    typer.Option("--workers", parser=parse_positive, metavar="N",
+                 help="Ray workers, at most the CPUs of the Ray instance (default: all of them)."),
 ]
 AddressOption = Annotated[
     Optional[str],  # noqa: UP007
@@ -31,7 +38,8 @@ AddressOption = Annotated[
 ]
 ParallelWorkersOption = Annotated[
     Optional[int],  # noqa: UP007
-    typer.Option("--workers", min=1, help="Replay (and reduce) on N Ray workers; without it or --address, in process."),
+    typer.Option("--workers", parser=parse_positive, metavar="N",
+                 help="Replay (and reduce) on N Ray workers; without it or --address, in process."),
 ]
 RuntimeEnvOption = Annotated[
     Optional[str],  # noqa: UP007
@@ -39,11 +47,41 @@ RuntimeEnvOption = Annotated[
 ]
 
 
+def connect_timeout() -> float:
+    """Seconds a cluster or job server gets to answer: ``$EMBERBENCH_CONNECT_TIMEOUT``, else 30.
+
+    Raises:
+        ClusterError: the variable is not a positive finite number of seconds.
+    """
+    text = os.environ.get(CONNECT_TIMEOUT_ENV_VAR, "").strip()
+    if not text:
+        return DEFAULT_CONNECT_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 < value <= 86_400):
+        raise ClusterError(f"{CONNECT_TIMEOUT_ENV_VAR}={text!r} must be a positive number of seconds (at most 86400)")
+    return value
+
+
 def resolve_address(address: str | None) -> str | None:
-    """``--address`` if given, else ``$RAY_ADDRESS`` if set and not empty, else None (embedded)."""
-    if address:
-        return address
-    return os.environ.get(ADDRESS_ENV_VAR) or None
+    """``--address`` if given, else ``$RAY_ADDRESS`` if set and not empty, else None (embedded).
+
+    A cluster address is checked before it is returned: it must be joined
+    within :func:`connect_timeout` seconds (a child process tries; see
+    :func:`emberbench.cluster.probe.probe_cluster`), so a wrong address is one
+    line after a bounded time instead of an endless retry.
+
+    Raises:
+        ClusterError: the cluster cannot be joined in time.
+    """
+    chosen = address or os.environ.get(ADDRESS_ENV_VAR) or None
+    if chosen is not None:
+        from emberbench.cluster.probe import probe_cluster
+
+        probe_cluster(chosen, connect_timeout())
+    return chosen
 
 
 def replay_on_ray(workers: int | None, address: str | None) -> bool:
@@ -52,17 +90,23 @@ def replay_on_ray(workers: int | None, address: str | None) -> bool:
 
 
 def parse_runtime_env(text: str | None) -> dict[str, Any] | None:
-    """Parse ``--runtime-env`` JSON (an object) or return None.
+    """Parse ``--runtime-env`` JSON (an object) under the input policy, or return None.
 
     Raises:
-        ClusterError: the text is not a JSON object.
+        ClusterError: the text is over the small-document cap, is not strict
+            JSON (too deep, duplicate keys, NaN...) or is not an object.
     """
+    from ..errors import CanonicalFormError
+    from ..input_policy import SMALL_JSON, parse_json
+
     if text is None:
         return None
+    if len(text) > SMALL_JSON.max_bytes:
+        raise ClusterError(f"--runtime-env is longer than the cap of {SMALL_JSON.max_bytes} characters")
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ClusterError(f"--runtime-env is not valid JSON: {exc}") from None
+        value = parse_json(text, where="--runtime-env", max_values=SMALL_JSON.max_values)
+    except CanonicalFormError as exc:
+        raise ClusterError(str(exc)) from None
     if not isinstance(value, dict):
         raise ClusterError("--runtime-env must be a JSON object")
     return value
@@ -85,13 +129,16 @@ def submit(
     """Send an emberbench command to a Ray cluster as a Ray Job: submit --address URL -- run ..."""
     from emberbench.cluster import submit as jobs
 
+    timeout = connect_timeout()
     if job is None:
-        job = jobs.submit(address, list(ctx.args), working_dir=working_dir, runtime_env=parse_runtime_env(runtime_env))
+        job = jobs.submit(address, list(ctx.args), working_dir=working_dir, runtime_env=parse_runtime_env(runtime_env),
+                          connect_timeout=timeout)
         typer.echo(f"submitted job {job}")
     elif ctx.args:
         raise ClusterError("--job follows an existing job; do not also give a command")
     if follow:
-        report = jobs.follow(address, job, write=lambda text: (sys.stdout.write(text), sys.stdout.flush()))
+        report = jobs.follow(address, job, write=lambda text: (sys.stdout.write(text), sys.stdout.flush()),
+                             connect_timeout=timeout)
         typer.echo(f"job {report.job_id} {report.status}")
         if not report.succeeded:
             raise fail(f"job {report.job_id} ended with status {report.status}")

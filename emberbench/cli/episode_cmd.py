@@ -7,7 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from ._common import user_errors
+from ._common import policy_exceptions_in_one_line, user_errors
+from .args import parse_agent_timeout, parse_output_file, parse_seed
 from .suite_cmd import SuiteOption
 
 AgentLogOption = Annotated[
@@ -33,10 +34,13 @@ def register(app: typer.Typer) -> None:
 @user_errors
 def episode(
     scenario_id: Annotated[str, typer.Argument(help="Scenario id from the suite.")],
-    seed: Annotated[Optional[int], typer.Option(help="Episode seed; default: the scenario's development seed.")] = None,
+    seed: Annotated[Optional[int], typer.Option(parser=parse_seed, metavar="SEED",
+                                                help="Episode seed in [0, 2**64 - 1]; default: the scenario's development seed.")] = None,
     policy: Annotated[str, typer.Option(help="Policy spec: stay, greedy, fire-aware, random, module:factory, cmd:...")] = "greedy",
-    record: Annotated[Optional[Path], typer.Option(help="Write the run record (canonical JSON) to this file.")] = None,
-    agent_timeout: Annotated[float, typer.Option(help="Seconds an external (cmd:) agent may take per step.")] = 30.0,
+    record: Annotated[Optional[Path], typer.Option(parser=parse_output_file, metavar="FILE",
+                                                   help="Write the run record (canonical JSON) to this file.")] = None,
+    agent_timeout: Annotated[float, typer.Option(parser=parse_agent_timeout, metavar="SECONDS",
+                                                 help="Seconds an external (cmd:) agent may take per step (at most a day).")] = 30.0,
     render: Annotated[bool, typer.Option("--render", help="Then play the authenticated episode as text, frame by frame.")] = False,
     agent_log: AgentLogOption = None,
     suite: SuiteOption = None,
@@ -51,7 +55,7 @@ def episode(
     sc = s.scenario(scenario_id)
     the_seed = sc.seed if seed is None else seed
     factory = resolve_policy(policy, agent_timeout=agent_timeout, agent_log=agent_log_dir(agent_log))
-    with closing(factory()) as the_policy:
+    with policy_exceptions_in_one_line(f"{sc.id} seed {the_seed}"), closing(factory()) as the_policy:
         rec, metrics = play_episode(sc, the_seed, the_policy)
     c = metrics.counts_dict()
     typer.echo(
@@ -74,8 +78,8 @@ def replay(
 ) -> None:
     """Authenticate a run record by replay and print its metrics as JSON."""
     from ..canonical import canonical_json
-    from ..episode import authenticate_bytes
+    from ..episode import authenticate_file
     from ..suite import load_suite
 
-    metrics = authenticate_bytes(path.read_bytes(), load_suite(suite), where=str(path))
+    metrics = authenticate_file(path, load_suite(suite))
     typer.echo(canonical_json(metrics.to_dict()))

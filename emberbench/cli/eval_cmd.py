@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from ._common import user_errors
+from .args import parse_agent_timeout, parse_checkpoint_seconds, parse_count, parse_output_file, parse_positive, parse_seed
 from .cluster_cmd import (
     AddressOption,
     ParallelWorkersOption,
@@ -33,13 +34,14 @@ def register(app: typer.Typer) -> None:
 @user_errors
 def manifest_build(
     ctx: typer.Context,
-    out: Annotated[Path, typer.Option("--out", help="Manifest file to write.")],
-    seeds: Annotated[Optional[list[str]], typer.Option("--seeds", help="Seeds in order: --seeds 0 1 2.")] = None,
+    out: Annotated[Path, typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Manifest file to write.")],
+    seeds: Annotated[Optional[list[int]], typer.Option("--seeds", parser=parse_seed, metavar="SEED...",
+                                                       help="Seeds in order: --seeds 0 1 2 (decimal, in [0, 2**64 - 1]).")] = None,
     suite: SuiteOption = None,
     scenarios: Annotated[Optional[list[str]], typer.Option("--scenarios", help="Only these scenarios (comma-separated or repeated); suite order is kept.")] = None,
     families: Annotated[Optional[list[str]], typer.Option("--families", help="Only the scenarios of these families (comma-separated or repeated).")] = None,
     scored: Annotated[bool, typer.Option("--scored", help="Draw secret seeds from the operating system's randomness (a scored manifest); the seeds are not printed.")] = False,
-    seed_count: Annotated[int, typer.Option("--seed-count", help="With --scored: how many seeds to draw.")] = 3,
+    seed_count: Annotated[int, typer.Option("--seed-count", parser=parse_positive, metavar="N", help="With --scored: how many seeds to draw.")] = 3,
 ) -> None:
     """Schedule every suite scenario (or a subset) under every seed (suite order, then seeds as given)."""
     from ..errors import ManifestError
@@ -47,15 +49,15 @@ def manifest_build(
     from ..suite import load_suite
     from .suite_cmd import parse_list
 
-    values = [*(seeds or []), *ctx.args]
+    try:
+        values = [*(seeds or []), *(parse_seed(v) for v in ctx.args)]
+    except typer.BadParameter as exc:
+        raise typer.BadParameter(str(exc), ctx=ctx, param_hint="'--seeds'") from None
     if scored and values:
         raise ManifestError("give either --seeds or --scored, not both")
     if not scored and not values:
         raise ManifestError("give the seeds (--seeds 0 1 2) or --scored")
-    try:
-        parsed = draw_scored_seeds(seed_count) if scored else [int(v, 10) for v in values]
-    except ValueError:
-        raise ManifestError(f"seeds must be decimal integers, got {' '.join(values)}") from None
+    parsed = draw_scored_seeds(seed_count) if scored else values
     s = load_suite(suite)
     subset = None
     if scenarios or families:
@@ -85,14 +87,14 @@ def run(
     manifest: Annotated[Path, typer.Option("--manifest", help="Evaluation manifest file.")],
     policy: Annotated[str, typer.Option("--policy", help="Policy spec: built-in name, module:factory, entry-point name, or cmd:<command>.")],
     model_id: Annotated[str, typer.Option("--model-id", help="Label for this model in the result (1-256 printable characters).")],
-    out: Annotated[Path, typer.Option("--out", help="Result artifact to write or resume.")],
+    out: Annotated[Path, typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Result artifact to write or resume.")],
     no_resume: Annotated[bool, typer.Option("--no-resume", help="Refuse to touch an existing artifact.")] = False,
-    agent_timeout: Annotated[float, typer.Option(help="Seconds an external (cmd:) agent may take per step.")] = 30.0,
+    agent_timeout: Annotated[float, typer.Option(parser=parse_agent_timeout, metavar="SECONDS", help="Seconds an external (cmd:) agent may take per step (at most a day).")] = 30.0,
     agent_log: AgentLogOption = None,
     store_dir: StoreOption = None,
     no_store: Annotated[bool, typer.Option("--no-store", help="Run without a store: rewrite the artifact after every episode.")] = False,
-    checkpoint_every: Annotated[int, typer.Option(help="With a store: write the artifact every N episodes (0: off).")] = 0,
-    checkpoint_seconds: Annotated[float, typer.Option(help="With a store: write the artifact every T seconds (0: off).")] = 60.0,
+    checkpoint_every: Annotated[int, typer.Option(parser=parse_count, metavar="N", help="With a store: write the artifact every N episodes (0: off).")] = 0,
+    checkpoint_seconds: Annotated[float, typer.Option(parser=parse_checkpoint_seconds, metavar="SECONDS", help="With a store: write the artifact every T seconds (0: off; at most a day).")] = 60.0,
     executor: Annotated[str, typer.Option("--executor", help="ray (default: episodes on Ray workers) or local (in this process, no Ray).")] = "ray",
     workers: WorkersOption = None,
     address: AddressOption = None,
@@ -176,7 +178,7 @@ def verify(
 def pair(
     a: Annotated[Path, typer.Argument(help="Result artifact A.")],
     b: Annotated[Path, typer.Argument(help="Result artifact B.")],
-    out: Annotated[Optional[Path], typer.Option("--out", help="Write the pairing report (JSON) here.")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Write the pairing report (JSON) here.")] = None,
     suite: SuiteOption = None,
 ) -> None:
     """Pair two results on their shared manifest: paired and missing episodes."""

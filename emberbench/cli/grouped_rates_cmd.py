@@ -17,6 +17,7 @@ import typer
 
 from ..errors import GroupedRatesError
 from ._common import user_errors
+from .args import parse_output_file, parse_positive, parse_seed
 
 
 class FailureRule(str, enum.Enum):
@@ -66,15 +67,19 @@ def register(app: typer.Typer) -> None:
         failure: Optional[FailureRule] = typer.Option(
             None, "--failure", help="Failure rule for --from-results."
         ),
-        seed: Optional[int] = typer.Option(None, "--seed", help="Monte-carlo seed (with --replicates)."),
-        replicates: Optional[int] = typer.Option(None, "--replicates", help="Monte-carlo draw count."),
+        seed: Optional[int] = typer.Option(None, "--seed", parser=parse_seed, metavar="SEED",
+                                           help="Monte-carlo seed in [0, 2**64 - 1] (with --replicates)."),
+        replicates: Optional[int] = typer.Option(None, "--replicates", parser=parse_positive, metavar="N",
+                                                 help="Monte-carlo draw count."),
         save_input: Optional[Path] = typer.Option(
-            None, "--save-input", help="With --from-results: also write the built input, for auditors."
+            None, "--save-input", parser=parse_output_file, metavar="FILE",
+            help="With --from-results: also write the built input, for auditors."
         ),
         expect: Optional[Path] = typer.Option(
             None, "--expect", help="Expected report; exit 1 on the first difference."
         ),
-        output: Optional[Path] = typer.Option(None, "--output", help="Where to write the report."),
+        output: Optional[Path] = typer.Option(None, "--output", parser=parse_output_file, metavar="FILE",
+                                              help="Where to write the report."),
     ) -> None:
         """Task-grouped failure rates of two arms, resampling whole task clusters."""
         from ..atomic import atomic_write_bytes

@@ -1,20 +1,84 @@
-"""Entry point of the ``emberbench`` command: the root options, then the commands' registration.
+"""Entry point of the ``emberbench`` command: the root options, the commands, and how the process ends.
 
 The root callback takes ``--version`` and the verbosity flags ``-v``/``-q``
 (:mod:`emberbench.cli.verbosity`). Each command module exposes
 ``register(app)``. A command parses its options, calls one library function
 and prints; every :class:`EmberError` becomes one line on stderr and exit
-status 1 (see :mod:`emberbench.cli._common`).
+status 1 (see :mod:`emberbench.cli._common`). The root group
+(:class:`EmberGroup`) turns everything else that can end a run into one line
+too: a usage error (exit 2), SIGINT (130), SIGTERM (143), a closed stdout
+(141, silently).
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import typer
+from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # typer vendors click
+from typer.core import TyperGroup
 
+from ..errors import EmberError
 from . import verbosity
+from ._common import (
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    Terminated,
+    fail,
+    quiet_exit_on_broken_pipe,
+    sigterm_raises,
+    stdout_is_broken,
+)
 from ._typer_compat import hide_flag_value_types
+
+
+class EmberGroup(TyperGroup):
+    """The root command group: runs a command and maps every way it ends to one exit status and one line."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,  # type: ignore[override]
+             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
+        """Run the command line; exit (or, with ``standalone_mode=False``, return) its status."""
+        code = run_to_exit_status(lambda: super(EmberGroup, self).main(
+            args, prog_name, complete_var, standalone_mode=False, **extra))
+        if not standalone_mode:
+            return code
+        sys.exit(code)
+
+
+def run_to_exit_status(call: Callable[[], Any]) -> int:
+    """Run ``call`` (a non-standalone click main) with SIGTERM handling; return the exit status."""
+    try:
+        with sigterm_raises():
+            result = call()
+    except NoArgsIsHelpError as exc:
+        exc.show()
+        return exc.exit_code
+    except UsageError as exc:
+        where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+        return _line(f"{exc.format_message()}{where}", exc.exit_code)
+    except ClickException as exc:
+        return _line(exc.format_message(), exc.exit_code)
+    except EmberError as exc:  # raised outside a command body (an option's parser or callback)
+        return _line(str(exc), 1)
+    except Terminated:
+        typer.echo("terminated", err=True)
+        return EXIT_TERMINATED
+    except (KeyboardInterrupt, typer.Abort):
+        typer.echo("interrupted", err=True)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        if not stdout_is_broken():
+            raise
+        return quiet_exit_on_broken_pipe().exit_code
+    return result if isinstance(result, int) and not isinstance(result, bool) else 0
+
+
+def _line(message: str, code: int) -> int:
+    return fail(message, code).exit_code
+
 
 app = typer.Typer(
     name="emberbench",
@@ -22,6 +86,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=EmberGroup,
 )
 
 # Command modules, in the order their commands appear in --help.
@@ -39,7 +104,6 @@ _COMMAND_MODULES = (
     "emberbench.cli.cluster_cmd",
     "emberbench.cli.completion_cmd",
 )
-
 
 
 def _print_version(value: bool) -> None:

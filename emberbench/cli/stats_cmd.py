@@ -9,10 +9,12 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ._common import user_errors
+from .args import parse_output_file, parse_positive
 from .cluster_cmd import AddressOption, ParallelWorkersOption
 from .suite_cmd import SuiteOption
 
-Resamples = Annotated[int, typer.Option("--resamples", help="Bootstrap resamples, in [100, 1000000].")]
+Resamples = Annotated[int, typer.Option("--resamples", parser=parse_positive, metavar="N",
+                                       help="Bootstrap resamples, in [100, 1000000].")]
 
 
 class GroupChoice(str, Enum):
@@ -39,7 +41,7 @@ def register(app: typer.Typer) -> None:
 def stats(
     result: Annotated[Path, typer.Argument(help="A result artifact.")],
     resamples: Resamples = 2000,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Statistics artifact to write (default: RESULT with .stats.json).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Statistics artifact to write (default: RESULT with .stats.json).")] = None,
     groups: Groups = GroupChoice.OVERALL,
     workers: ParallelWorkersOption = None,
     address: AddressOption = None,
@@ -66,7 +68,7 @@ def compare(
     a: Annotated[Path, typer.Argument(help="Result artifact A.")],
     b: Annotated[Path, typer.Argument(help="Result artifact B (deltas are A - B).")],
     resamples: Resamples = 2000,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Paired statistics artifact to write (default: A-vs-B.compare.json beside A).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Paired statistics artifact to write (default: A-vs-B.compare.json beside A).")] = None,
     groups: Groups = GroupChoice.OVERALL,
     workers: ParallelWorkersOption = None,
     address: AddressOption = None,

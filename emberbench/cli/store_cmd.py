@@ -21,6 +21,7 @@ from typing import Annotated, Optional
 import typer
 
 from ._common import fail, user_errors
+from .args import parse_grace_seconds
 from .cluster_cmd import AddressOption, ParallelWorkersOption
 
 STORE_ENV_VAR = "EMBERBENCH_STORE"
@@ -166,7 +167,8 @@ def gc(
     store_dir: StoreOption = None,
     grace: Annotated[
         Optional[float],  # noqa: UP007
-        typer.Option("--grace", help="Keep unreferenced objects younger than SECONDS (default: one day).", min=0),
+        typer.Option("--grace", parser=parse_grace_seconds, metavar="SECONDS",
+                     help="Keep unreferenced objects younger than SECONDS (default: one day)."),
     ] = None,
     apply: Annotated[bool, typer.Option("--apply", help="Delete for real (default: dry run).")] = False,
 ) -> None:

@@ -1,8 +1,8 @@
 """Reading, rendering and comparing the reader's JSON documents.
 
-Files are read with a byte cap (the read stops one byte past it, so an
-oversized file is refused without being loaded), parsed strictly (no
-duplicate keys, no NaN), and rendered deterministically: keys sorted, ASCII
+Files are read under the input policy (regular files only, a byte cap
+checked before reading), parsed strictly (no duplicate keys, no NaN, finite
+numbers, bounded nesting), and rendered deterministically: keys sorted, ASCII
 only, two-space indentation, with short arrays (no objects inside, nesting at
 most two deep, such as one draw row) kept on one line so large reports stay
 readable and diffable. :func:`first_difference` names the first place, in a
@@ -17,31 +17,29 @@ from typing import Any
 
 from ..canonical import parse_json_strict
 from ..errors import CanonicalFormError, GroupedRatesError
+from ..input_policy import InputKind, read_input
 
 
-def read_capped(path: str | Path, cap: int, cap_name: str) -> bytes:
-    """Return the bytes of ``path``, refusing a file longer than ``cap`` bytes.
+def read_capped(path: str | Path, cap: int, cap_name: str, what: str = "grouped-rates document") -> bytes:
+    """Return the bytes of ``path`` under the input policy, refusing a file longer than ``cap`` bytes.
 
     Raises:
-        GroupedRatesError: naming ``cap_name`` when the file is too large.
-        OSError: if the file cannot be read.
+        GroupedRatesError: the file is missing, unreadable or not a regular
+            file, or is over the cap (the message names ``cap_name``).
     """
-    with open(path, "rb") as handle:
-        data = handle.read(cap + 1)
-    if len(data) > cap:
-        raise GroupedRatesError(f"{path}: larger than the cap {cap_name} = {cap} bytes")
-    return data
+    return read_input(path, InputKind(what, cap, cap_name=cap_name), error=GroupedRatesError)
 
 
-def parse_json(data: bytes, *, where: str) -> Any:
-    """Parse UTF-8 JSON strictly.
+def parse_json(data: bytes, *, where: str, max_values: int | None = None) -> Any:
+    """Parse UTF-8 JSON strictly (the input policy's rules).
 
     Raises:
-        GroupedRatesError: if ``data`` is not valid JSON, repeats a key, or
-            holds NaN or an infinity.
+        GroupedRatesError: if ``data`` is not valid JSON, repeats a key,
+            holds NaN, an infinity or a number out of range, nests too deep, or
+            holds more than ``max_values`` values.
     """
     try:
-        return parse_json_strict(data, where=where)
+        return parse_json_strict(data, where=where, max_values=max_values)
     except CanonicalFormError as exc:
         raise GroupedRatesError(str(exc)) from exc
 

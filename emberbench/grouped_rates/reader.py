@@ -22,9 +22,14 @@ from typing import Any
 
 from ..atomic import atomic_write_bytes
 from ..errors import EmberError, GroupedRatesError
-from .contract import MAX_INPUT_BYTES, MAX_REPORT_BYTES, contract_document
+from .contract import MAX_DRAW_CELLS, MAX_INPUT_BYTES, MAX_REPORT_BYTES, contract_document
 from .documents import first_difference, parse_json, read_capped, render
 from .report import build_report
+
+MAX_REPORT_VALUES = 2 * MAX_DRAW_CELLS + 1_000_000
+"""Most JSON values an ``--expect`` report may hold: a report holds at most ``max_draw_cells``
+draw cells plus their rows and a fixed part, so twice that is room to spare (it bounds
+the memory a hostile expected report can take, under the input policy)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +90,8 @@ def evaluate(
         atomic_write_bytes(output, data)
     difference = None
     if expect is not None:
-        raw = read_capped(expect, MAX_REPORT_BYTES, "max_report_bytes")
-        expected = parse_json(raw, where=str(expect))
+        raw = read_capped(expect, MAX_REPORT_BYTES, "max_report_bytes", "expected report")
+        expected = parse_json(raw, where=str(expect), max_values=MAX_REPORT_VALUES)
         difference = first_difference(expected, parse_json(data, where="recomputed report"))
     return Outcome(report, data, expect is not None, difference)
 
@@ -98,7 +103,7 @@ def check_file(
     output: str | Path | None = None,
 ) -> Outcome:
     """Read ``input_path`` within ``max_input_bytes`` and :func:`evaluate` it."""
-    data = read_capped(input_path, MAX_INPUT_BYTES, "max_input_bytes")
+    data = read_capped(input_path, MAX_INPUT_BYTES, "max_input_bytes", "grouped-rates input")
     return evaluate(data, where=str(input_path), expect=expect, output=output)
 
 

@@ -6,6 +6,13 @@ line from its stdout: a JSON object mapping each person id inside to a move.
 A fresh process is started for every episode and its stdin is closed at the
 end. The agent learns nothing but observations.
 
+Each agent runs in a process group of its own, and the whole group is ended
+with the episode: a helper the agent forked (``sleep 300 &``) does not
+outlive it. A process that leaves the group on purpose (``setsid``) is beyond
+reach; docs/model-interface.md says so. A reply line is input like any file
+(the input policy): at most :data:`emberbench.input_policy.AGENT_REPLY` bytes
+and values, strict JSON.
+
 The run stops with :class:`AgentError` when the agent exits, says nothing
 within the timeout, or answers with something that is not one JSON object.
 The error quotes the last lines the agent wrote to stderr (at most
@@ -16,11 +23,12 @@ is saved there under a name made of the scenario id and the seed.
 
 from __future__ import annotations
 
-import json
 import logging
+import math
 import os
 import selectors
 import shlex
+import signal
 import subprocess
 import tempfile
 import time
@@ -28,11 +36,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import AgentError, EmberError
+from ..errors import AgentError, CanonicalFormError, EmberError
+from ..input_policy import AGENT_REPLY, parse_json
 from ..observation import Observation
 
 _log = logging.getLogger(__name__)
-_MAX_LINE = 16 * 1024 * 1024
+_MAX_LINE = AGENT_REPLY.max_bytes
+_MAX_TIMEOUT = 86_400.0
+_CLOSE_GRACE = 2.0
+"""Seconds an agent gets to exit by itself once its stdin is closed."""
 STDERR_TAIL_LINES = 20
 """How many of the agent's last stderr lines an error quotes."""
 _TAIL_BYTES = 64 * 1024
@@ -83,11 +95,15 @@ class ExternalAgentFactory:
     """
 
     def __init__(self, command: str, *, timeout: float, log_dir: str | os.PathLike[str] | None = None) -> None:
-        argv = shlex.split(command)
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:  # an unclosed quote or a trailing backslash
+            raise AgentError(f"cmd: policy {command!r} is not a valid command line: {exc}") from None
         if not argv:
             raise AgentError("cmd: policy needs a command line after 'cmd:'")
-        if timeout <= 0:
-            raise AgentError(f"agent timeout must be positive, got {timeout}")
+        if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and 0 < timeout <= _MAX_TIMEOUT):
+            raise AgentError(f"agent timeout must be positive, finite and at most {_MAX_TIMEOUT:g} seconds, "
+                             f"got {timeout!r}")
         if log_dir is not None and os.path.lexists(log_dir) and not os.path.isdir(log_dir):
             raise AgentError(f"agent log folder {os.fspath(log_dir)} exists and is not a folder")
         self.command = command
@@ -123,7 +139,8 @@ class ExternalAgent:
     def _start(self) -> subprocess.Popen[bytes]:
         try:
             proc = subprocess.Popen(
-                self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, bufsize=0
+                self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, bufsize=0,
+                process_group=0,  # a group of its own: ended as a whole with the episode
             )
         except OSError as exc:
             raise AgentError(f"cannot start external agent {shlex.join(self._argv)!r}: {exc.strerror}") from None
@@ -139,15 +156,17 @@ class ExternalAgent:
         return AgentError(message + describe_tail(tail), stderr_tail=tail)
 
     def _died(self) -> AgentError:
-        assert self._proc is not None
-        try:
-            code = self._proc.wait(timeout=self._timeout)
-        except subprocess.TimeoutExpired:
-            # stdout closed but the process lives on: it can no longer answer.
-            self._proc.kill()
-            self._proc.wait()
+        """The agent closed its output: wait for it to exit (up to the timeout), end its group, say why."""
+        proc, self._proc = self._proc, None
+        assert proc is not None
+        deadline = time.monotonic() + self._timeout
+        while not _exited(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        alive = not _exited(proc.pid)
+        _finish(proc)
+        if alive:  # stdout closed but the process lived on: it could no longer answer
             return self._error(f"{self._name()} closed its output at step {self._step} and was stopped")
-        return self._error(f"{self._name()} exited with status {code} at step {self._step}")
+        return self._error(f"{self._name()} exited with status {proc.returncode} at step {self._step}")
 
     def __call__(self, observation: Observation) -> Any:
         if self._proc is None:
@@ -161,9 +180,10 @@ class ExternalAgent:
             raise self._died() from None
         line = self._read_line(proc)
         try:
-            action = json.loads(line)
-        except ValueError:
-            raise self._error(f"{self._name()} answered step {self._step} with malformed JSON: {line[:120]!r}") from None
+            action = parse_json(line, where="reply", max_values=AGENT_REPLY.max_values)
+        except CanonicalFormError as exc:
+            raise self._error(f"{self._name()} answered step {self._step} with malformed JSON: {line[:120]!r} "
+                              f"({exc})") from None
         if not isinstance(action, dict):
             raise self._error(f"{self._name()} answered step {self._step} with a {type(action).__name__}, "
                               "not a JSON object")
@@ -186,8 +206,9 @@ class ExternalAgent:
                 if not chunk:
                     raise self._died()
                 self._buffer += chunk
-                if len(self._buffer) > _MAX_LINE:
-                    raise self._error(f"{self._name()} sent a line longer than {_MAX_LINE} bytes")
+                if len(self._buffer) > _MAX_LINE and b"\n" not in self._buffer[:_MAX_LINE + 1]:
+                    raise self._error(f"{self._name()} sent a line longer than the cap of {_MAX_LINE} bytes "
+                                      f"at step {self._step}")
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line
 
@@ -228,16 +249,42 @@ class ExternalAgent:
             yield chunk
 
     def _end_process(self) -> None:
-        """End the agent process: close its stdin, wait briefly, then kill it."""
+        """End the agent: close its stdin, give it a moment to exit, then end its whole process group."""
         proc, self._proc = self._proc, None
         if proc is not None:
-            try:
-                proc.stdin.close()  # type: ignore[union-attr]
-            except OSError:
-                pass
-            try:
-                proc.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            proc.stdout.close()  # type: ignore[union-attr]
+            _finish(proc, grace=_CLOSE_GRACE)
+
+
+def _finish(proc: subprocess.Popen[bytes], *, grace: float = 0.0) -> None:
+    """Close the agent's pipes and end its process group (:func:`_end_group`)."""
+    try:
+        proc.stdin.close()  # type: ignore[union-attr]
+    except OSError:
+        pass
+    _end_group(proc, grace=grace)
+    proc.stdout.close()  # type: ignore[union-attr]
+
+
+def _end_group(proc: subprocess.Popen[bytes], *, grace: float = 0.0) -> None:
+    """Wait up to ``grace`` seconds for the agent to exit, then SIGKILL its process group, then reap it.
+
+    The group is signalled while the leader is not yet reaped (it is at most
+    a zombie), so its id cannot have been reused by an unrelated process.
+    """
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and not _exited(proc.pid):
+        time.sleep(0.01)
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def _exited(pid: int) -> bool:
+    """True when the child ``pid`` has exited (left unreaped, so ``Popen`` still owns its status)."""
+    try:
+        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True
+    return info is not None

@@ -97,7 +97,7 @@ def test_invalid_input_is_refused_with_a_message_naming_the_field(mutate: Callab
         (b'{"a": 1, "a": 2}', "duplicate key 'a'"),
         (b'{"a": NaN}', "JSON constant NaN is not allowed"),
         (b"[]", "document: must be a JSON object"),
-        (b"\xff\xfe", "not valid JSON"),
+        (b"\xff\xfe", "not valid UTF-8"),
     ],
 )
 def test_input_bytes_that_are_not_strict_json_are_refused(text: bytes, message: str) -> None:

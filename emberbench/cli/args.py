@@ -1,0 +1,142 @@
+"""Strict argument types shared by every command: seeds, counts, durations and output files.
+
+Each type is a parser for ``typer.Option(parser=...)``. A value it refuses is
+a usage error (exit status 2) whose one line names the option and the rule;
+an output path refused by the output policy is a policy error (exit status 1),
+reported before the command does any work.
+
+The rules (docs/user-guide.md, "Arguments"):
+
+* numbers are written in ASCII: no spaces, signs, underscores, or digits of
+  other scripts (Python's ``int`` accepts ``" 1"``, ``1_000`` and Arabic-Indic
+  digits; these types do not);
+* a seed is a decimal integer in [0, 2**64 - 1];
+* a duration is a finite number of seconds, positive unless 0 means "off",
+  and at most the documented maximum of its option (an agent timeout at most
+  a day, because the operating system's wait calls cannot express more than
+  about 24 days);
+* an output file is nothing yet, or a regular file that is not a link
+  (:func:`emberbench.atomic.check_output_path`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import typer
+from typer._click.exceptions import ClickException  # typer vendors click; its exceptions live here
+
+MAX_SEED = (1 << 64) - 1
+MAX_COUNT = 10**12
+"""Largest count any option takes (episodes, resamples, workers): far above every real use."""
+DAY = 86_400.0
+MAX_GRACE_SECONDS = 100 * 365 * DAY
+
+_DECIMAL = re.compile(r"[0-9]+")
+_NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+class OutputRefused(ClickException):
+    """An output path the output policy refuses, found while parsing (exit status 1, one line)."""
+
+    exit_code = 1
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else str(value)
+
+
+def _shown(value: object) -> str:
+    text = _text(value)
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
+def parse_seed(value: object) -> int:
+    """A seed: ASCII decimal digits only, in [0, 2**64 - 1].
+
+    Raises:
+        typer.BadParameter: anything else (a usage error naming the rule).
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_SEED:
+        return value
+    text = _text(value)
+    if not _DECIMAL.fullmatch(text) or len(text) > 20 or int(text) > MAX_SEED:
+        raise typer.BadParameter(f"{_shown(value)} is not a seed: write a decimal integer in [0, 2**64 - 1] "
+                                 "with ASCII digits only (no sign, space or underscore)")
+    return int(text)
+
+
+def _integer(minimum: int) -> Callable[[object], int]:
+    def parse(value: object) -> int:
+        if isinstance(value, int) and not isinstance(value, bool) and minimum <= value <= MAX_COUNT:
+            return value
+        text = _text(value)
+        if not _DECIMAL.fullmatch(text) or len(text) > 13 or not minimum <= int(text) <= MAX_COUNT:
+            raise typer.BadParameter(f"{_shown(value)} is not an integer in [{minimum}, {MAX_COUNT}] "
+                                     "written with ASCII digits (no sign, space or underscore)")
+        return int(text)
+
+    parse.__name__ = f"integer_at_least_{minimum}"
+    return parse
+
+
+parse_count = _integer(0)
+"""A count that may be 0: ASCII decimal digits, in [0, 10**12]."""
+parse_positive = _integer(1)
+"""A positive count: ASCII decimal digits, in [1, 10**12]."""
+
+
+def seconds(*, maximum: float, zero_means_off: bool = False) -> Callable[[object], float]:
+    """A parser for a duration in seconds: finite, positive (or 0 when ``zero_means_off``), at most ``maximum``."""
+    low = "0" if zero_means_off else "a positive number"
+
+    def parse(value: object) -> float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            number = float(value)
+        elif _NUMBER.fullmatch(_text(value)):
+            number = float(_text(value))
+        else:
+            number = math.nan
+        if not (math.isfinite(number) and (number > 0 or (zero_means_off and number == 0)) and number <= maximum):
+            raise typer.BadParameter(f"{_shown(value)} is not a duration: write {low} up to {maximum:g} seconds "
+                                     "in ASCII decimal notation (finite; no sign, nan or inf)")
+        return number
+
+    parse.__name__ = "seconds"
+    return parse
+
+
+parse_agent_timeout = seconds(maximum=DAY)
+parse_checkpoint_seconds = seconds(maximum=DAY, zero_means_off=True)
+parse_grace_seconds = seconds(maximum=MAX_GRACE_SECONDS, zero_means_off=True)
+
+
+def parse_output_file(value: object) -> Path:
+    """An output file: nothing there yet, or a regular file (never a link, FIFO, device or folder).
+
+    Raises:
+        OutputRefused: the output policy refuses the path (exit status 1).
+    """
+    from ..atomic import check_output_path
+    from ..errors import OutputPathError
+
+    try:
+        return check_output_path(Path(_text(value)))
+    except OutputPathError as exc:
+        raise OutputRefused(str(exc)) from None
+
+
+def parse_output_file_or_none(value: Any) -> Path | None:
+    """:func:`parse_output_file`, letting an absent option through."""
+    return None if value is None else parse_output_file(value)
+
+
+__all__ = [
+    "MAX_SEED", "OutputRefused", "parse_agent_timeout", "parse_checkpoint_seconds", "parse_count",
+    "parse_grace_seconds", "parse_output_file", "parse_output_file_or_none", "parse_positive", "parse_seed",
+    "seconds",
+]
