@@ -61,7 +61,7 @@ def check_output_path(path: str | os.PathLike[str]) -> Path:
     target = Path(path)
     try:
         mode = os.lstat(target).st_mode
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         _check_folder(target)
         return target
     except OSError as exc:
@@ -77,14 +77,15 @@ def check_output_path(path: str | os.PathLike[str]) -> Path:
 def _check_folder(target: Path) -> None:
     folder = target.parent
     try:
-        if not stat.S_ISDIR(os.stat(folder).st_mode):
-            raise OutputPathError(f"{target}: {folder} is not a folder")
+        mode = os.stat(folder).st_mode
     except FileNotFoundError:
         raise OutputPathError(f"{target}: the output folder {folder} does not exist") from None
     except NotADirectoryError:
         raise OutputPathError(f"{target}: a part of {folder} is not a folder") from None
     except OSError as exc:
         raise OutputPathError(f"{target}: cannot check the output folder: {exc.strerror or exc}") from None
+    if not stat.S_ISDIR(mode):
+        raise OutputPathError(f"{target}: {folder} is not a folder")
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes | Iterable[bytes]) -> None:

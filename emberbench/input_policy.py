@@ -66,12 +66,15 @@ class InputKind:
             piece, whose pieces are capped by their reader.
         cap_name: a name under which a format's contract states ``max_bytes``
             (messages then cite it); None to cite the byte count alone.
+        json_object: the document must be a JSON object (every EMBERBench
+            format is); checked on the first byte, before anything is parsed.
     """
 
     name: str
     max_bytes: int
     max_values: int | None = None
     cap_name: str | None = None
+    json_object: bool = True
 
     def __post_init__(self) -> None:
         if self.max_bytes < 0 or (self.max_values is not None and self.max_values < 1):
@@ -86,8 +89,9 @@ class InputKind:
 
 # Caps are derived from what the formats can legitimately hold (docs/formats.md):
 # a scenario is at most 256 x 256 cells; a record at most 10,000 steps; a
-# manifest of 1,000,000 episodes is about 157 MB and 5,000,000 values.
-MANIFEST = InputKind("manifest", 512 * MiB, max_values=16_000_000)
+# manifest of 1,000,000 episodes is about 157 MB and counts 9,000,000 values
+# (the caps allow about 1,700,000 episodes).
+MANIFEST = InputKind("manifest", 256 * MiB, max_values=16_000_000)
 RESULT = InputKind("result artifact", 64 * GiB)
 RECORD = InputKind("run record", 64 * MiB, max_values=2_000_000)
 SCENARIO = InputKind("scenario file", 16 * MiB, max_values=1_000_000)
@@ -190,6 +194,8 @@ def load_json(path: str | os.PathLike[str], kind: InputKind, *,
     """
     where = os.fspath(path)
     data = read_input(path, kind, error=error)
+    if kind.json_object and data.lstrip(b" \t\r\n")[:1] != b"{":
+        raise _fail(error, f"{where}: {kind.name} must be a JSON object")
     try:
         text, _, exact = _prepare(data, where, kind.max_values)
         del data
@@ -310,10 +316,14 @@ def check_json_shape(data: bytes | str, *, where: str, max_depth: int = MAX_JSON
        skeleton;
     3. string contents are deleted from the skeleton (deleting two adjacent
        quotes never moves a character into or out of a string);
-    4. the values are at most the commas plus the brackets opened, plus one;
+    4. the values are counted from above: every value (an object's keys
+       too) follows a comma, a colon or an opening bracket, or is the whole
+       document; so the count is those plus one (an object costs its bracket
+       as well, which is fair: it is the costliest value to build);
     5. each pass then deletes the innermost ``[]`` and ``{}`` pairs (marked
        first, so a pair uncovered in a pass waits for the next): the number
-       of passes is the nesting depth.
+       of passes is the nesting depth, and each opener left unmatched
+       counts one level more.
 
     Malformed text is left to the parser, which names the error.
     """
@@ -325,7 +335,7 @@ def check_json_shape(data: bytes | str, *, where: str, max_depth: int = MAX_JSON
     else:
         raw = bytes(data)
     opened = raw.count(b"[") + raw.count(b"{")
-    few_values = max_values is None or opened + raw.count(b",") + 1 <= max_values
+    few_values = max_values is None or opened + raw.count(b",") + raw.count(b":") + 1 <= max_values
     if opened <= max_depth and few_values and b"\\u" not in raw:
         return
     if b"\\" in raw:
@@ -339,12 +349,11 @@ def check_json_shape(data: bytes | str, *, where: str, max_depth: int = MAX_JSON
     del raw
     if b'"' in skeleton:
         skeleton = _STRING_RE.sub(b"", skeleton)
-    commas = skeleton.count(b",")
-    skeleton = skeleton.replace(b",", b"")
-    if max_values is not None:
-        values = commas + skeleton.count(b"[") + skeleton.count(b"{") + 1
-        if values > max_values:
-            raise CanonicalFormError(f"{where}: JSON holds {values} values, more than the cap of {max_values}")
+    # An upper bound on the values (keys included): each is preceded by a
+    # comma, a colon or an opening bracket, or is the document itself.
+    separators = skeleton.count(b",") + skeleton.count(b":")
+    skeleton = skeleton.translate(None, b",:")
+    values = 1 + separators + skeleton.count(b"[") + skeleton.count(b"{")
     depth = 0
     while skeleton:
         inner = skeleton.replace(b"[]", b"\0").replace(b"{}", b"\0")
@@ -357,6 +366,8 @@ def check_json_shape(data: bytes | str, *, where: str, max_depth: int = MAX_JSON
     # Unmatched openers still nest: the parser would descend into each of them.
     if depth + skeleton.count(b"[") + skeleton.count(b"{") > max_depth:
         raise CanonicalFormError(f"{where}: JSON nests deeper than {max_depth} levels")
+    if max_values is not None and values > max_values:
+        raise CanonicalFormError(f"{where}: JSON holds {values} values, more than the cap of {max_values}")
 
 
 def check_json_depth(data: bytes | str, *, where: str, max_depth: int = MAX_JSON_DEPTH) -> None:
@@ -372,7 +383,7 @@ _NUMBER_CLASSES = bytes(
 )
 _LONG_NUMBER = b" " + b"D" * 20
 _BIG_EXPONENT_RE = re.compile(rb" D[D.]*eDDD")
-_NOT_SKELETON = bytes(b for b in range(256) if b not in b'[]{}",')
+_NOT_SKELETON = bytes(b for b in range(256) if b not in b'[]{}",:')
 _SURROGATE_RE = re.compile(rb"\\u[dD][89a-fA-F]")
 _HIGH = rb"\\u[dD][89abAB][0-9a-fA-F]{2}"
 _LOW = rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}"

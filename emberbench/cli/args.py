@@ -65,8 +65,8 @@ def parse_seed(value: object) -> int:
         return value
     text = _text(value)
     if not _DECIMAL.fullmatch(text) or len(text) > 20 or int(text) > MAX_SEED:
-        raise typer.BadParameter(f"{_shown(value)} is not a seed: write a decimal integer in [0, 2**64 - 1] "
-                                 "with ASCII digits only (no sign, space or underscore)")
+        raise typer.BadParameter(f"{_shown(value)} is not a seed (a decimal integer in [0, 2**64 - 1], "
+                                 "ASCII digits only)")
     return int(text)
 
 
@@ -76,8 +76,8 @@ def _integer(minimum: int) -> Callable[[object], int]:
             return value
         text = _text(value)
         if not _DECIMAL.fullmatch(text) or len(text) > 13 or not minimum <= int(text) <= MAX_COUNT:
-            raise typer.BadParameter(f"{_shown(value)} is not an integer in [{minimum}, {MAX_COUNT}] "
-                                     "written with ASCII digits (no sign, space or underscore)")
+            raise typer.BadParameter(f"{_shown(value)} is not an integer in [{minimum}, 10**12] "
+                                     "(ASCII digits only)")
         return int(text)
 
     parse.__name__ = f"integer_at_least_{minimum}"
@@ -92,7 +92,7 @@ parse_positive = _integer(1)
 
 def seconds(*, maximum: float, zero_means_off: bool = False) -> Callable[[object], float]:
     """A parser for a duration in seconds: finite, positive (or 0 when ``zero_means_off``), at most ``maximum``."""
-    low = "0" if zero_means_off else "a positive number"
+    low = "a finite number of seconds, 0 (off) or more" if zero_means_off else "a positive, finite number of seconds"
 
     def parse(value: object) -> float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -102,8 +102,7 @@ def seconds(*, maximum: float, zero_means_off: bool = False) -> Callable[[object
         else:
             number = math.nan
         if not (math.isfinite(number) and (number > 0 or (zero_means_off and number == 0)) and number <= maximum):
-            raise typer.BadParameter(f"{_shown(value)} is not a duration: write {low} up to {maximum:g} seconds "
-                                     "in ASCII decimal notation (finite; no sign, nan or inf)")
+            raise typer.BadParameter(f"{_shown(value)} is not a duration ({low}, at most {maximum:g})")
         return number
 
     parse.__name__ = "seconds"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import time
 
 import pytest
 
@@ -252,3 +253,88 @@ def test_the_agent_process_never_sees_the_scenario_or_seed(tmp_path, suite) -> N
         play_episode(suite.scenario("v1-pub-01-single-exit-sparse"), 987654321, agent)
     seen = (logs / "v1-pub-01-single-exit-sparse.seed-987654321.stderr.log").read_text()
     assert "987654321" not in seen and "v1-pub-01" not in seen and '"step":0' in seen
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+FORKING = ("import json, subprocess, sys\n"
+           "helper = subprocess.Popen(['sleep', '300'])\n"
+           "open(sys.argv[1], 'w').write(str(helper.pid))\n"
+           "for line in sys.stdin:\n"
+           "    print(json.dumps({p['id']: 'stay' for p in json.loads(line)['people']}), flush=True)\n")
+
+
+@pytest.mark.parametrize("ending", ["finished", "timed out", "crashed"])
+def test_an_agent_and_everything_it_forked_end_with_the_episode(tmp_path, suite, ending) -> None:  # noqa: ANN001
+    """Issue 12 (defect 7): a cmd: agent runs in its own process group and the whole group is ended with the
+    episode, however the episode ends: a helper it forked (`sleep 300`) does not survive it."""
+    code = FORKING
+    if ending == "timed out":
+        code = code.replace("for line in sys.stdin:", "import time\nsys.stdin.readline()\ntime.sleep(60)\nfor line in []:")
+    elif ending == "crashed":
+        code = code.replace("for line in sys.stdin:", "sys.stdin.readline()\nsys.exit(3)\nfor line in []:")
+    script, pid_file = tmp_path / "agent.py", tmp_path / "helper.pid"
+    script.write_text(code)
+    sc = suite.scenario("v1-pub-01-single-exit-sparse")
+    agent = resolve_policy(f"cmd:{PY} {script} {pid_file}", agent_timeout=1.0)()
+    try:
+        with closing(agent):
+            play_episode(sc, 0, agent)
+    except AgentError:
+        assert ending != "finished"
+    helper = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(helper) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(helper)
+
+
+@pytest.mark.parametrize(("reply", "message"), [
+    ("[" * 50_000 + "]" * 50_000, "nests deeper than 64 levels"),
+    ('{"p001": "stay", "p001": "north"}', "duplicate key 'p001'"),
+    ('{"p001": NaN}', "JSON constant NaN"),
+    ('{"p001": 1e999}', "out of range"),
+])
+def test_hostile_replies_are_one_agent_error(tmp_path, suite, reply: str, message: str) -> None:  # noqa: ANN001
+    """Issue 12 (defect 3): an agent reply is input under the input policy: a depth bomb, duplicate keys, NaN
+    or an infinite number are one AgentError naming the step, never a RecursionError."""
+    script = tmp_path / "agent.py"
+    script.write_text(f"import sys\nsys.stdin.readline()\nprint({reply!r}, flush=True)\nsys.stdin.readline()\n")
+    sc = suite.scenario("v1-pub-01-single-exit-sparse")
+    with pytest.raises(AgentError, match=f"answered step 1 with malformed JSON.*{message}"):
+        with closing(resolve_policy(f"cmd:{PY} {script}")()) as agent:
+            play_episode(sc, 0, agent)
+
+
+def test_a_reply_line_over_its_cap_is_refused(tmp_path, suite, monkeypatch) -> None:  # noqa: ANN001
+    """A reply longer than the agent-reply cap is refused without waiting for its end."""
+    from emberbench.policies import external
+
+    monkeypatch.setattr(external, "_MAX_LINE", 1000)
+    script = tmp_path / "agent.py"
+    script.write_text("import sys, time\nsys.stdin.readline()\nsys.stdout.write('x' * 5000)\nsys.stdout.flush()\n"
+                      "time.sleep(30)\n")
+    sc = suite.scenario("v1-pub-01-single-exit-sparse")
+    with pytest.raises(AgentError, match="sent a line longer than the cap of 1000 bytes at step 1"):
+        with closing(resolve_policy(f"cmd:{PY} {script}", agent_timeout=10)()) as agent:
+            play_episode(sc, 0, agent)
+
+
+@pytest.mark.parametrize(("command", "timeout", "message"), [
+    ('python3 "unclosed', 30.0, "is not a valid command line: No closing quotation"),
+    ("true", float("nan"), "timeout must be positive, finite"),
+    ("true", float("inf"), "timeout must be positive, finite"),
+    ("true", 1e308, "timeout must be positive, finite"),
+])
+def test_bad_command_lines_and_timeouts_are_agent_errors(command: str, timeout: float, message: str) -> None:
+    """Issue 12 (defect 3): an unclosed quote, a NaN, infinite or huge timeout are AgentErrors, not a
+    ValueError or OverflowError traceback."""
+    with pytest.raises(AgentError, match=message):
+        resolve_policy(f"cmd:{command}", agent_timeout=timeout)

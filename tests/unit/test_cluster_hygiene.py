@@ -1,0 +1,110 @@
+"""What an embedded Ray instance may leave behind: no process (the reaper), no readable token, no oversize start."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from emberbench.cluster import hygiene
+from emberbench.cluster.hygiene import MARKER_VAR, REAPER, ProcessGuard, ensure_private_token, local_cpus
+from emberbench.cluster.session import _start_embedded
+from emberbench.errors import ClusterError
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _wait_gone(pid: int, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
+def test_the_guard_ends_every_marked_process_when_closed() -> None:
+    """Issue 12 (defect 7): a process started while the guard is open carries the marker and is ended when the
+    guard closes (as Ray's agents are when the command ends); a process started without it is left alone."""
+    with ProcessGuard() as guard:
+        assert os.environ[MARKER_VAR] == guard.marker.split("=", 1)[1]
+        marked = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    assert MARKER_VAR not in os.environ
+    bystander = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        assert _wait_gone(marked.pid)
+        assert _alive(bystander.pid)
+    finally:
+        bystander.kill()
+        bystander.wait()
+        marked.wait()
+
+
+def test_the_reaper_acts_when_its_owner_dies_without_closing_anything(tmp_path: Path) -> None:
+    """Issue 12 (defect 7): when the owner is SIGKILLed (nothing in it runs), the reaper still ends what the
+    owner marked, within a second or two: the pipe's end of file is the signal."""
+    owner_code = (
+        "import subprocess, sys, time\n"
+        "from emberbench.cluster.hygiene import ProcessGuard\n"
+        "guard = ProcessGuard().__enter__()\n"
+        "child = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
+        "print(child.pid, flush=True)\n"
+        "time.sleep(300)\n"
+    )
+    owner = subprocess.Popen([sys.executable, "-c", owner_code], stdout=subprocess.PIPE, cwd=tmp_path)
+    assert owner.stdout is not None
+    helper = int(owner.stdout.readline())
+    try:
+        assert _alive(helper)
+        owner.kill()
+        owner.wait()
+        assert _wait_gone(helper, 10.0)
+    finally:
+        if _alive(helper):
+            os.kill(helper, 9)
+
+
+def test_reaper_usage_error() -> None:
+    """The reaper script refuses to run without a NAME=VALUE marker."""
+    result = subprocess.run([sys.executable, "-I", str(REAPER)], capture_output=True, stdin=subprocess.DEVNULL)
+    assert result.returncode == 2 and b"usage" in result.stderr
+
+
+def test_the_token_file_is_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 12 (defect 6): with a fresh HOME, the token folder is created 0700 and the token file 0600
+    (Ray alone made them 0755 and 0644); an existing token is left as it is."""
+    for name in hygiene.TOKEN_VARS:
+        monkeypatch.delenv(name, raising=False)
+    path = ensure_private_token(tmp_path)
+    assert path == tmp_path / ".ray" / "auth_token"
+    assert stat.S_IMODE(os.stat(tmp_path / ".ray").st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    token = path.read_text()
+    assert len(token) == 64 and int(token, 16) >= 0
+    assert ensure_private_token(tmp_path) is None and path.read_text() == token
+    monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", str(tmp_path / "elsewhere"))
+    assert ensure_private_token(tmp_path / "other-home") is None
+    assert not (tmp_path / "other-home").exists()
+
+
+class _NoRay:
+    """Stands for the ray module: any call means Ray would have started."""
+
+    def init(self, **kwargs: object) -> None:
+        raise AssertionError("ray.init was called")
+
+
+def test_workers_beyond_this_machine_are_refused_before_ray_starts() -> None:
+    """Issue 12 (defect 7): `--workers 1000000` on an embedded instance is one ClusterError before ray.init
+    (it used to start workers without end)."""
+    with pytest.raises(ClusterError, match=f"--workers 1000000 exceeds the {local_cpus()} CPUs of this machine"):
+        _start_embedded(_NoRay(), 1_000_000, {})  # type: ignore[arg-type]
