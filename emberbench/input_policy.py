@@ -90,8 +90,8 @@ class InputKind:
 # Caps are derived from what the formats can legitimately hold (docs/formats.md):
 # a scenario is at most 256 x 256 cells; a record at most 10,000 steps; a
 # manifest of 1,000,000 episodes is about 157 MB and counts 9,000,000 values
-# (the caps allow about 1,700,000 episodes).
-MANIFEST = InputKind("manifest", 256 * MiB, max_values=16_000_000)
+# (the caps allow about 1,300,000 episodes).
+MANIFEST = InputKind("manifest", 256 * MiB, max_values=12_000_000)
 RESULT = InputKind("result artifact", 64 * GiB)
 RECORD = InputKind("run record", 64 * MiB, max_values=2_000_000)
 SCENARIO = InputKind("scenario file", 16 * MiB, max_values=1_000_000)
@@ -181,6 +181,55 @@ def _read_upto(handle: BinaryIO, limit: int) -> bytes:
     return b"".join(parts)
 
 
+@dataclass(frozen=True, slots=True)
+class JsonText:
+    """A document's text that passed the input policy's checks, ready to be parsed whole or piece by piece.
+
+    Attributes:
+        text: the decoded text.
+        where: the source, for messages.
+        exact: numbers must be checked one by one (some may be out of range).
+    """
+
+    text: str
+    where: str
+    exact: bool
+
+    def decoder(self) -> json.JSONDecoder:
+        """A strict decoder (the policy's rules) whose ``raw_decode`` parses one value at a position."""
+        return _decoder(self.where, self.exact)
+
+    def parse(self) -> Any:
+        """The whole document.
+
+        Raises:
+            CanonicalFormError: the text is not strict JSON.
+        """
+        return _loads(self.text, self.where, self.exact)
+
+
+def read_json_text(path: str | os.PathLike[str], kind: InputKind, *,
+                   error: type[Exception] = InputFileError) -> JsonText:
+    """Read a JSON file under the input policy and check it without parsing it: a reader that parses it
+    piece by piece (and so never holds all its objects) starts here.
+
+    Raises:
+        ``error``: the file breaks the policy (a special file, over a cap,
+            not an object, too deep, not UTF-8); the message names the file.
+    """
+    where = os.fspath(path)
+    data = read_input(path, kind, error=error)
+    if kind.json_object and data.lstrip(b" \t\r\n")[:1] != b"{":
+        raise _fail(error, f"{where}: {kind.name} must be a JSON object")
+    try:
+        text, _, exact = _prepare(data, where, kind.max_values)
+    except CanonicalFormError as exc:
+        if issubclass(error, CanonicalFormError):
+            raise
+        raise _fail(error, str(exc)) from None
+    return JsonText(text, where, exact)
+
+
 def load_json(path: str | os.PathLike[str], kind: InputKind, *,
               error: type[Exception] = InputFileError) -> Any:
     """Read and strictly parse a JSON file under the input policy.
@@ -192,14 +241,9 @@ def load_json(path: str | os.PathLike[str], kind: InputKind, *,
         ``error``: the file breaks the policy or is not strict JSON (the
             message names the file).
     """
-    where = os.fspath(path)
-    data = read_input(path, kind, error=error)
-    if kind.json_object and data.lstrip(b" \t\r\n")[:1] != b"{":
-        raise _fail(error, f"{where}: {kind.name} must be a JSON object")
+    document = read_json_text(path, kind, error=error)
     try:
-        text, _, exact = _prepare(data, where, kind.max_values)
-        del data
-        return _loads(text, where, exact)
+        return document.parse()
     except CanonicalFormError as exc:
         if issubclass(error, CanonicalFormError):
             raise
@@ -229,6 +273,8 @@ def _prepare(data: bytes | bytearray | memoryview | str, where: str, max_values:
             raise CanonicalFormError(f"{where}: text holds a lone surrogate (not valid Unicode text)") from None
     else:
         raw = bytes(data)
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise CanonicalFormError(f"{where}: not valid JSON: the text starts with a byte-order mark")
     check_json_shape(raw, where=where, max_values=max_values)
     exact = _may_hold_large_numbers(raw)
     if isinstance(data, str):
@@ -260,6 +306,17 @@ def _may_hold_large_numbers(raw: bytes) -> bool:
 
 
 def _loads(text: str, where: str, exact: bool) -> Any:
+    try:
+        return _decoder(where, exact).decode(text)
+    except CanonicalFormError:
+        raise
+    except (ValueError, RecursionError) as exc:  # RecursionError cannot pass the shape check; kept for safety
+        raise CanonicalFormError(f"{where}: not valid JSON: {exc}") from None
+
+
+def _decoder(where: str, exact: bool) -> json.JSONDecoder:
+    """The strict decoder; with ``exact``, every number is checked for range (otherwise C-speed parsing)."""
+
     def no_constants(name: str) -> Any:
         raise CanonicalFormError(f"{where}: JSON constant {name} is not allowed")
 
@@ -287,13 +344,8 @@ def _loads(text: str, where: str, exact: bool) -> Any:
             return value
         raise CanonicalFormError(f"{where}: number {_clip(token)} is out of range (not a finite double)")
 
-    try:
-        return json.loads(text, parse_constant=no_constants, object_pairs_hook=unique_pairs,
-                          parse_int=bounded_int if exact else int, parse_float=finite_float if exact else float)
-    except CanonicalFormError:
-        raise
-    except (ValueError, RecursionError) as exc:  # RecursionError cannot pass the shape check; kept for safety
-        raise CanonicalFormError(f"{where}: not valid JSON: {exc}") from None
+    return json.JSONDecoder(parse_constant=no_constants, object_pairs_hook=unique_pairs,
+                            parse_int=bounded_int if exact else int, parse_float=finite_float if exact else float)
 
 
 def _clip(text: str) -> str:
@@ -412,6 +464,6 @@ def describe_path(path: str | os.PathLike[str]) -> str:
 __all__ = [
     "AGENT_REPLY", "GiB", "KiB", "MANIFEST", "MAX_JSON_DEPTH", "MAX_JSON_INT", "MANIFEST", "MiB", "RECORD",
     "RESULT", "SCENARIO", "SMALL_JSON", "STATISTICS", "SUITE", "InputKind", "check_json_depth",
-    "check_json_shape", "describe_path", "load_json", "open_input", "parse_json",
-    "read_input",
+    "JsonText", "check_json_shape", "describe_path", "load_json", "open_input", "parse_json",
+    "read_input", "read_json_text",
 ]

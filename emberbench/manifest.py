@@ -18,8 +18,8 @@ from typing import Any
 
 from .atomic import atomic_write_bytes
 from .canonical import canonical_bytes, canonical_json, is_sha256_hex
-from .errors import ManifestError, ManifestTypeError, SuiteError
-from .input_policy import MANIFEST, load_json
+from .errors import CanonicalFormError, ManifestError, ManifestTypeError, SuiteError
+from .input_policy import MANIFEST, JsonText, read_json_text
 from .suite import SEMVER_RE, SUITE_ID_RE, Suite
 from .versions import MANIFEST_VERSION, METRICS_VERSION, OBSERVATION_VERSION, SIMULATOR_VERSION
 
@@ -179,17 +179,10 @@ def _validate(m: EvaluationManifest) -> None:
 
 
 def manifest_from_dict(data: object, *, where: str = "manifest") -> EvaluationManifest:
-    """Parse and validate a manifest object (exact keys at every level)."""
-    return _from_dict(data, where, consume=False)
+    """Parse and validate a manifest object (exact keys at every level).
 
-
-def _from_dict(data: object, where: str, *, consume: bool) -> EvaluationManifest:
-    """:func:`manifest_from_dict`; with ``consume``, each episode object is dropped once converted.
-
-    Dropping them as the entries are built keeps the peak near one copy of
-    the episodes (the parsed objects, or the entries) instead of both. Equal
-    strings (a scenario's id and hash repeat for each of its seeds) are
-    shared between entries.
+    Equal strings (a scenario's id and hash repeat for each of its seeds)
+    are shared between entries.
     """
     if not isinstance(data, dict):
         raise ManifestError(f"{where}: must be a JSON object")
@@ -210,8 +203,6 @@ def _from_dict(data: object, where: str, *, consume: bool) -> EvaluationManifest
         if isinstance(sid, str) and isinstance(shash, str):
             sid, shash = shared.setdefault(sid, sid), shared.setdefault(shash, shash)
         entries.append(ManifestEntry(e["index"], sid, shash, e["seed"]))
-        if consume:
-            episodes[i] = None
     try:
         return EvaluationManifest(
             suite_id=data["suite_id"], suite_version=data["suite_version"], suite_hash=data["suite_hash"],
@@ -359,16 +350,111 @@ def _with_newline(chunks: Iterator[bytes]) -> Iterator[bytes]:
 def load_manifest(path: str | Path, suite: Suite | None = None) -> EvaluationManifest:
     """Read a manifest file under the input policy, validate it, and check it against ``suite`` if given.
 
+    The episodes are parsed one at a time and each is checked as it is read
+    (:func:`parse_manifest_text`), so a manifest of a million episodes never
+    holds a million parsed objects, and a file that is not a manifest is
+    refused at its first wrong key or entry.
+
     Raises:
         ManifestError: naming the file and the first problem.
     """
     p = Path(path)
-    data = load_json(p, MANIFEST, error=ManifestError)
-    manifest = _from_dict(data, str(p), consume=True)
-    del data
+    manifest = parse_manifest_text(read_json_text(p, MANIFEST, error=ManifestError))
     if suite is not None:
         try:
             check_manifest(manifest, suite)
         except ManifestError as exc:
             raise ManifestError(f"{p}: {exc}") from None
     return manifest
+
+
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def parse_manifest_text(document: JsonText) -> EvaluationManifest:
+    """Parse a checked manifest text value by value: the header's values whole, the episodes one by one.
+
+    Gives the manifest :func:`manifest_from_dict` would give for the parsed
+    object, with the same messages, but refuses an unknown or repeated key, a
+    non-list ``episodes`` or a malformed entry as soon as it is reached.
+
+    Raises:
+        ManifestError: naming ``document.where``.
+    """
+    where, text = document.where, document.text
+    decode = document.decoder().raw_decode
+
+    def value(pos: int) -> tuple[Any, int]:
+        try:
+            return decode(text, pos)
+        except CanonicalFormError as exc:
+            raise ManifestError(str(exc)) from None
+        except ValueError as exc:
+            raise ManifestError(f"{where}: not valid JSON: {exc}") from None
+
+    def expect(pos: int, chars: str) -> tuple[str, int]:
+        pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
+        if text[pos:pos + 1] not in chars or pos >= len(text):
+            raise ManifestError(f"{where}: not valid JSON: expected {' or '.join(repr(c) for c in chars)} "
+                                f"at char {pos}")
+        return text[pos], _SPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
+
+    header: dict[str, Any] = {}
+    entries: list[ManifestEntry] = []
+    shared: dict[str, str] = {}
+    _, pos = expect(0, "{")
+    closing = text[pos:pos + 1] == "}"
+    pos += closing
+    while not closing:
+        key, pos = value(pos)
+        if not isinstance(key, str):
+            raise ManifestError(f"{where}: not valid JSON: an object key must be a string (char {pos})")
+        if key in header:
+            raise ManifestError(f"{where}: duplicate key {key!r}")
+        if key not in MANIFEST_KEYS:
+            raise ManifestError(f"{where}: unknown key(s) {key}")
+        _, pos = expect(pos, ":")
+        if key == "episodes" and text[pos:pos + 1] == "[":
+            header[key], pos = None, _episodes(text, pos + 1, value, expect, entries, shared, where)
+        else:
+            header[key], pos = value(pos)
+            if key == "episodes":
+                raise ManifestError(f"{where}: episodes must be a list")
+        mark, pos = expect(pos, ",}")
+        closing = mark == "}"
+    if _SPACE.match(text, pos).end() != len(text):  # type: ignore[union-attr]
+        raise ManifestError(f"{where}: not valid JSON: extra data at char {pos}")
+    _exact(header, MANIFEST_KEYS, where)
+    if header["manifest_version"] not in SUPPORTED_MANIFEST_VERSIONS:
+        raise ManifestError(f"{where}: unsupported manifest_version {header['manifest_version']!r}")
+    try:
+        return EvaluationManifest(
+            suite_id=header["suite_id"], suite_version=header["suite_version"], suite_hash=header["suite_hash"],
+            episodes=tuple(entries), simulator_version=header["simulator_version"],
+            observation_version=header["observation_version"], metrics_version=header["metrics_version"],
+            manifest_version=header["manifest_version"],
+        )
+    except ManifestError as exc:
+        raise ManifestError(f"{where}: {exc}") from None
+
+
+def _episodes(text: str, pos: int, value: Any, expect: Any, entries: list[ManifestEntry],
+              shared: dict[str, str], where: str) -> int:
+    """Parse the episode list's elements (``pos`` is just past ``[``) into ``entries``; return the end."""
+    pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
+    if text[pos:pos + 1] == "]":
+        return pos + 1
+    while True:
+        e, pos = value(pos)
+        i = len(entries)
+        if not isinstance(e, dict):
+            raise ManifestError(f"{where}: episodes[{i}] must be an object")
+        if e.keys() != _ENTRY_KEY_SET:
+            _exact(e, ENTRY_KEYS, f"{where}: episodes[{i}]")
+        sid, shash = e["scenario_id"], e["scenario_hash"]
+        if isinstance(sid, str) and isinstance(shash, str):
+            sid, shash = shared.setdefault(sid, sid), shared.setdefault(shash, shash)
+        entries.append(ManifestEntry(e["index"], sid, shash, e["seed"]))
+        mark, pos = expect(pos, ",]")
+        if mark == "]":
+            return pos

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import GroupedRatesError
 from .binding import contract_binding, input_binding, reader_binding
 from .contract import (
     FEW_CLUSTERS_BELOW,
@@ -142,7 +143,13 @@ def build_report(input_bytes: bytes, *, where: str = "input") -> dict[str, Any]:
     Raises:
         GroupedRatesError: if the input is invalid or exceeds a cap.
     """
-    data = parse_input(parse_json(input_bytes, where=where))
+    try:
+        data = parse_input(parse_json(input_bytes, where=where))
+    except GroupedRatesError as exc:  # name the file, not just "input", when there is one
+        text = str(exc)
+        if where != "input" and text.startswith("input: "):
+            raise GroupedRatesError(f"{where}: {text[len('input: '):]}") from None
+        raise
     table = tabulate(data)
     point = Evaluator(table).point()
     distribution = resample(table, data.resampling)

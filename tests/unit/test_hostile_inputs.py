@@ -86,6 +86,7 @@ CONTENT: dict[str, bytes] = {
     "infinity": b'{"a": -Infinity}',
     "value-bomb": b'{"a": [' + b"0," * 2_500_000 + b"0]}",
     "empty": b"",
+    "not-an-object": b"[1, 2, 3]",
 }
 
 HOSTILE_INPUTS: dict[str, Callable[[Path], None]] = {**SPECIAL, **{k: _text(v) for k, v in CONTENT.items()}}

@@ -99,7 +99,7 @@ STRICT = [
     (b'["3e123", 99999999999999999999]', "integer 99999999999999999999 is out of range"),
     (b'{"a": "\xff"}', "not valid UTF-8 (byte 7"),
     (b'{"a": "\xed\xa0\x80"}', "not valid UTF-8"),
-    (b'\xef\xbb\xbf{"a": 1}', "Unexpected UTF-8 BOM"),
+    (b'\xef\xbb\xbf{"a": 1}', "starts with a byte-order mark"),
     (b'\xff\xfe{\x00}\x00', "not valid UTF-8"),
     (b'{"a": "\\ud800"}', "lone surrogate"),
     (b'{"a": "\\udc00x"}', "lone surrogate"),
