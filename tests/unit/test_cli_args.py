@@ -80,3 +80,33 @@ def test_output_file_refuses_at_parse_time_with_exit_status_1(tmp_path: Path) ->
         parse_output_file(str(tmp_path / "f"))
     assert caught.value.exit_code == 1
     assert parse_output_file(str(tmp_path / "new.json")) == tmp_path / "new.json"
+
+
+@pytest.mark.parametrize(("value", "ok"), [
+    (None, 30.0), ("", 30.0), ("5", 5.0), ("0.5", 0.5), ("0", None), ("-1", None), ("nan", None), ("inf", None),
+    ("x", None), ("1e9", None),
+])
+def test_connect_timeout_from_the_environment(monkeypatch: pytest.MonkeyPatch, value: str | None,
+                                              ok: float | None) -> None:
+    """EMBERBENCH_CONNECT_TIMEOUT bounds joining a cluster: a positive finite number of seconds, 30 by default;
+    anything else is one ClusterError naming the variable."""
+    from emberbench.cli.cluster_cmd import CONNECT_TIMEOUT_ENV_VAR, connect_timeout
+    from emberbench.errors import ClusterError
+
+    if value is None:
+        monkeypatch.delenv(CONNECT_TIMEOUT_ENV_VAR, raising=False)
+    else:
+        monkeypatch.setenv(CONNECT_TIMEOUT_ENV_VAR, value)
+    if ok is None:
+        with pytest.raises(ClusterError, match=CONNECT_TIMEOUT_ENV_VAR):
+            connect_timeout()
+    else:
+        assert connect_timeout() == ok
+
+
+def test_no_address_means_no_probe(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without --address or RAY_ADDRESS nothing is probed: the embedded instance needs no network."""
+    from emberbench.cli.cluster_cmd import resolve_address
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert resolve_address(None) is None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import pytest
 
@@ -146,3 +147,64 @@ def test_write_and_load_round_trip(tmp_path, suite) -> None:  # noqa: ANN001
     path.write_text(json.dumps(data))
     with pytest.raises(ManifestError, match="unsupported manifest_version '9.9'"):
         load_manifest(path)
+
+
+@pytest.mark.parametrize(("path", "value", "message"), PARSE_CASES, ids=[c[2][:35] for c in PARSE_CASES])
+def test_the_file_reader_gives_the_same_errors(tmp_path, suite, path, value, message) -> None:  # noqa: ANN001
+    """The file reader, which parses episode by episode, refuses every rule with the same message, naming the file."""
+    target = tmp_path / "m.json"
+    target.write_text(json.dumps(_set(_base(suite), path, value), indent=1))
+    with pytest.raises(ManifestError) as info:
+        load_manifest(target)
+    if value == 2**64:  # refused earlier, by the input policy's number range
+        message = "integer 18446744073709551616 is out of range"
+    assert message in str(info.value) and str(info.value).startswith(f"{target}: ")
+
+
+@pytest.mark.parametrize("dump", [
+    lambda d: json.dumps(d),
+    lambda d: json.dumps(d, indent=4),
+    lambda d: json.dumps(dict(reversed(list(d.items()))), separators=(" , ", " : ")),
+    lambda d: "\n\t " + json.dumps(d, sort_keys=True) + " \r\n",
+])
+def test_the_file_reader_accepts_any_layout(tmp_path, suite, dump) -> None:  # noqa: ANN001
+    """Whitespace and key order do not matter to the reader; the manifest (and its hash) is the same."""
+    m = build_manifest(suite, [3, 1, 2])
+    target = tmp_path / "m.json"
+    target.write_text(dump(m.to_dict()))
+    assert load_manifest(target, suite) == m and load_manifest(target).hash == m.hash
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('{"episodes": 5}', "episodes must be a list"),
+    ('{"episodes": [1]}', "episodes[0] must be an object"),
+    ('{"suite_id": "a", "suite_id": "b"}', "duplicate key 'suite_id'"),
+    ('{"episodes": [] "x": 1}', "expected ',' or '}'"),
+    ('{"episodes": []} []', "extra data"),
+    ('{1: 2}', "not valid JSON"),
+    ('{"manifest_version": "1.0", ]}', "not valid JSON"),
+])
+def test_the_file_reader_refuses_malformed_structure(tmp_path, text: str, message: str) -> None:
+    """A wrong type, a repeated key or broken JSON around the episodes is one ManifestError naming the file."""
+    target = tmp_path / "m.json"
+    target.write_text(text)
+    with pytest.raises(ManifestError, match=re.escape(message)):
+        load_manifest(target)
+
+
+def test_a_wrong_key_is_refused_before_the_rest_is_parsed(tmp_path) -> None:  # noqa: ANN001
+    """Issue 12 (defect 4): a file that is not a manifest is refused at its first wrong key, so the (large,
+    here 3 million values) remainder is never parsed into objects."""
+    target = tmp_path / "m.json"
+    target.write_bytes(b'{"x": [' + b'"ab",' * 3_000_000 + b'"ab"], "episodes": []}')
+    with pytest.raises(ManifestError, match="unknown key\\(s\\) x"):
+        load_manifest(target)
+
+
+def test_streamed_canonical_bytes_equal_the_encoder_across_chunks(suite) -> None:  # noqa: ANN001
+    """The streamed canonical form (used for the hash and the file) equals canonical_bytes(to_dict()),
+    for a manifest longer than one chunk of entries."""
+    from emberbench.canonical import canonical_bytes
+
+    m = build_manifest(suite, list(range(400)))  # 4800 entries: more than one chunk of 4096
+    assert b"".join(m.canonical_chunks()) == canonical_bytes(m.to_dict()) == m.canonical_bytes()
