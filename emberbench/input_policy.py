@@ -22,9 +22,10 @@ and are written once (docs/formats.md, "Input policy"):
   empty objects reaches it.
 
 Memory: the parser holds the file's bytes, their decoded text (as large, for
-ASCII) and the parsed objects, which cost at most about 100 bytes per value.
-A kind's worst case is therefore about ``3 * max_bytes + 100 * max_values``;
-docs/formats.md lists the caps and the peaks measured at them.
+ASCII) and the parsed objects, which cost at most about 75 bytes per counted
+value (small strings and one-key objects are the dearest). A kind's worst case
+is therefore about ``3 * max_bytes + 75 * max_values``; docs/formats.md lists
+the caps and the peaks measured at them.
 
 Errors are raised as the caller's own error class (``error=``), so a manifest
 reader keeps raising ``ManifestError``; every message names the file.
@@ -61,9 +62,10 @@ class InputKind:
     Attributes:
         name: what the input is, for messages ("manifest").
         max_bytes: the most bytes accepted.
-        max_values: the most JSON values (objects, arrays, strings, numbers,
-            literals) one document may hold; None for kinds read piece by
-            piece, whose pieces are capped by their reader.
+        max_values: the most JSON values one document may hold, counted
+            from above on the text (:func:`check_json_shape`; object keys
+            count too); None for kinds read piece by piece, whose pieces are
+            capped by their reader.
         cap_name: a name under which a format's contract states ``max_bytes``
             (messages then cite it); None to cite the byte count alone.
         json_object: the document must be a JSON object (every EMBERBench
