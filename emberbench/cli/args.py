@@ -109,9 +109,26 @@ def seconds(*, maximum: float, zero_means_off: bool = False) -> Callable[[object
     return parse
 
 
+def positive_number(*, maximum: float, what: str) -> Callable[[object], float]:
+    """A parser for a finite number above 0 and at most ``maximum`` (a rate, such as frames per second)."""
+
+    def parse(value: object) -> float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            number = float(value)
+        else:
+            number = float(_text(value)) if _NUMBER.fullmatch(_text(value)) else math.nan
+        if not (math.isfinite(number) and 0 < number <= maximum):
+            raise typer.BadParameter(f"{_shown(value)} is not {what} (a positive, finite number, at most {maximum:g})")
+        return number
+
+    parse.__name__ = "positive_number"
+    return parse
+
+
 parse_agent_timeout = seconds(maximum=DAY)
 parse_checkpoint_seconds = seconds(maximum=DAY, zero_means_off=True)
 parse_grace_seconds = seconds(maximum=MAX_GRACE_SECONDS, zero_means_off=True)
+parse_frames_per_second = positive_number(maximum=1000.0, what="a frame rate")
 
 
 def parse_output_file(value: object) -> Path:
@@ -136,6 +153,6 @@ def parse_output_file_or_none(value: Any) -> Path | None:
 
 __all__ = [
     "MAX_SEED", "OutputRefused", "parse_agent_timeout", "parse_checkpoint_seconds", "parse_count",
-    "parse_grace_seconds", "parse_output_file", "parse_output_file_or_none", "parse_positive", "parse_seed",
-    "seconds",
+    "parse_frames_per_second", "parse_grace_seconds", "parse_output_file", "parse_output_file_or_none",
+    "parse_positive", "parse_seed", "positive_number", "seconds",
 ]

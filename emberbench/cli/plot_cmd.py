@@ -9,6 +9,7 @@ import typer
 
 from ..viewer.plots import FigureKind
 from ._common import user_errors
+from .args import parse_output_file, parse_positive
 from .suite_cmd import SuiteOption
 
 
@@ -21,12 +22,12 @@ def register(app: typer.Typer) -> None:
 def plot(
     kind: Annotated[FigureKind, typer.Argument(help="forest (paired deltas), egress (curves) or heatmap (casualties).")],
     results: Annotated[list[Path], typer.Argument(help="Result artifacts of one manifest.")],
-    out: Annotated[Path, typer.Option("--out", help="Figure file: .png, .svg or .pdf.")],
+    out: Annotated[Path, typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Figure file: .png, .svg or .pdf.")],
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="forest: model id the others are compared with (default: the first).")] = None,
     metric: Annotated[Optional[str], typer.Option("--metric", help="forest: one row per scenario/family for this metric instead of one row per metric.")] = None,
     scenario: Annotated[Optional[str], typer.Option("--scenario", help="egress, heatmap: the scenario to draw.")] = None,
     stats: Annotated[Optional[list[Path]], typer.Option("--stats", help="forest: a paired statistics artifact to use instead of computing it (repeatable).")] = None,
-    resamples: Annotated[int, typer.Option("--resamples", help="forest: bootstrap resamples when computing.")] = 2000,
+    resamples: Annotated[int, typer.Option("--resamples", parser=parse_positive, metavar="N", help="forest: bootstrap resamples when computing.")] = 2000,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")] = False,
     suite: SuiteOption = None,
 ) -> None:

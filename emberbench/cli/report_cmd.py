@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from ._common import user_errors
+from .args import parse_positive
 from .suite_cmd import SuiteOption
 
 
@@ -23,9 +24,9 @@ def report(
     out: Annotated[Path, typer.Option("--out", help="Report folder to write.")] = Path("report"),
     force: Annotated[bool, typer.Option("--force", help="Write into a folder that holds files other than a previous report's.")] = False,
     stats: Annotated[Optional[list[Path]], typer.Option("--stats", help="A statistics artifact to use instead of computing it (repeatable).")] = None,
-    resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples for the statistics computed here.")] = 2000,
+    resamples: Annotated[int, typer.Option("--resamples", parser=parse_positive, metavar="N", help="Bootstrap resamples for the statistics computed here.")] = 2000,
     order_by: Annotated[Optional[str], typer.Option("--order-by", help="Order the leaderboard by this metric (default: as given).")] = None,
-    embed: Annotated[int, typer.Option("--embed", help="Most episodes each viewer page embeds (1-1000).")] = 48,
+    embed: Annotated[int, typer.Option("--embed", parser=parse_positive, metavar="N", help="Most episodes each viewer page embeds (1-1000).")] = 48,
     suite: SuiteOption = None,
 ) -> None:
     """Write a static report: leaderboard, paired comparisons, egress curves, casualty heat maps, viewers."""

@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from ._common import user_errors
+from .args import parse_count, parse_frames_per_second, parse_output_file, parse_positive, parse_seed
 from .suite_cmd import SuiteOption
 
 ForceOption = Annotated[bool, typer.Option("--force", help="Replace an existing output.")]
@@ -21,15 +22,15 @@ def register(app: typer.Typer) -> None:
 @user_errors
 def view(
     path: Annotated[Path, typer.Argument(help="A run record or a result artifact.")],
-    episode: Annotated[Optional[int], typer.Option("--episode", help="Manifest index of the episode to open (results).")] = None,
+    episode: Annotated[Optional[int], typer.Option("--episode", parser=parse_count, metavar="INDEX", help="Manifest index of the episode to open (results).")] = None,
     scenario: Annotated[Optional[str], typer.Option("--scenario", help="Open the episode of this scenario (with --seed).")] = None,
-    seed: Annotated[Optional[int], typer.Option("--seed", help="Open the episode with this seed (with --scenario).")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="HTML page to write (default: PATH with .view.html).")] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", parser=parse_seed, metavar="SEED", help="Open the episode with this seed (with --scenario).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", parser=parse_output_file, metavar="FILE", help="HTML page to write (default: PATH with .view.html).")] = None,
     force: ForceOption = False,
     open_page: Annotated[bool, typer.Option("--open", help="Open the page in the default browser.")] = False,
-    embed: Annotated[int, typer.Option("--embed", help="Most episodes of a result to embed in the page (1-1000).")] = 48,
+    embed: Annotated[int, typer.Option("--embed", parser=parse_positive, metavar="N", help="Most episodes of a result to embed in the page (1-1000).")] = 48,
     terminal: Annotated[bool, typer.Option("--terminal", help="Play the episode as text here instead of writing a page.")] = False,
-    fps: Annotated[float, typer.Option("--fps", help="Frames per second of --terminal.")] = 10.0,
+    fps: Annotated[float, typer.Option("--fps", parser=parse_frames_per_second, metavar="FPS", help="Frames per second of --terminal (at most 1000).")] = 10.0,
     suite: SuiteOption = None,
 ) -> None:
     """Write a self-contained HTML page that animates an episode (or play it in the terminal)."""

@@ -132,8 +132,6 @@ class Template:
     Attributes:
         option: an option the error may name instead of the file (a report
             that differs from ``--expect`` names the option).
-        file_exit: the exit status when the slot holds a regular file: 2 where
-            the slot is a folder option (a file there is a usage error).
     """
 
     name: str
@@ -142,7 +140,6 @@ class Template:
     suite_copy: bool = False
     outputs: tuple[str, ...] = field(default=())
     option: str | None = None
-    file_exit: int = 1
 
 
 INPUT_TEMPLATES = [
@@ -169,12 +166,18 @@ INPUT_TEMPLATES = [
     Template("grouped-rates --from-results", ("grouped-rates", "--from-results", "{X}", "{good}/b.json",
                                               "--failure", "casualty", "--output", "{case}/rep.json"),
              outputs=("rep.json",)),
-    Template("store ls --store", ("store", "ls", "--store", "{X}"), file_exit=2),
-    Template("store fsck --store", ("store", "fsck", "--store", "{X}"), file_exit=2),
-    Template("store gc --store", ("store", "gc", "--store", "{X}"), file_exit=2),
-    Template("store audit --store", ("store", "audit", "--store", "{X}"), file_exit=2),
+    Template("view", ("view", "{X}", "--out", "{case}/v.html"), outputs=("v.html",)),
+    Template("report", ("report", "{X}", "{good}/b.json", "--out", "{case}/rep", "--resamples", "100"),
+             outputs=("rep",)),
+    Template("report --stats", ("report", "{good}/a.json", "{good}/b.json", "--stats", "{X}", "--out", "{case}/rep",
+                                "--resamples", "100"), outputs=("rep",)),
+    Template("plot", ("plot", "egress", "{X}", "--scenario", SCENARIO, "--out", "{case}/f.svg"), outputs=("f.svg",)),
+    Template("store ls --store", ("store", "ls", "--store", "{X}")),
+    Template("store fsck --store", ("store", "fsck", "--store", "{X}")),
+    Template("store gc --store", ("store", "gc", "--store", "{X}")),
+    Template("store audit --store", ("store", "audit", "--store", "{X}")),
     Template("run --store", ("run", "--manifest", "{good}/m.json", "--policy", "greedy", "--model-id", "m",
-                             "--out", "{case}/out.json", "--executor", "local", "--store", "{X}"), file_exit=2),
+                             "--out", "{case}/out.json", "--executor", "local", "--store", "{X}")),
 ]
 
 OUTPUT_TEMPLATES = [
@@ -187,6 +190,9 @@ OUTPUT_TEMPLATES = [
     Template("pair --out", ("pair", "{good}/a.json", "{good}/b.json", "--out", "{X}")),
     Template("stats --out", ("stats", "{good}/a.json", "--resamples", "100", "--out", "{X}")),
     Template("compare --out", ("compare", "{good}/a.json", "{good}/b.json", "--resamples", "100", "--out", "{X}")),
+    Template("view --out", ("view", "{good}/r.json", "--out", "{X}")),
+    Template("plot --out", ("plot", "egress", "{good}/a.json", "--scenario", SCENARIO, "--out", "{X}")),
+    Template("report --out", ("report", "{good}/a.json", "{good}/b.json", "--out", "{X}", "--resamples", "100")),
     Template("grouped-rates --output", ("grouped-rates", "--input", "{good}/gr-input.json", "--output", "{X}")),
     Template("grouped-rates --save-input", ("grouped-rates", "--from-results", "{good}/a.json", "{good}/b.json",
                                             "--failure", "casualty", "--save-input", "{X}",
@@ -212,6 +218,10 @@ ARGUMENT_CASES = [
     *[(f"store gc --grace {v}", ("store", "gc", "--store", "{case}/st", "--grace", v), 2, "--grace")
       for v in ("nan", "-1", "inf")],
     ("stats --resamples x", ("stats", "{good}/a.json", "--resamples", "x"), 2, "--resamples"),
+    ("view --seed -1", ("view", "{good}/a.json", "--scenario", SCENARIO, "--seed", "-1"), 2, "--seed"),
+    ("view --fps nan", ("view", "{good}/r.json", "--terminal", "--fps", "nan"), 2, "--fps"),
+    ("view --episode 1_0", ("view", "{good}/a.json", "--episode", "1_0"), 2, "--episode"),
+    ("report --resamples -5", ("report", "{good}/a.json", "--resamples", "-5"), 2, "--resamples"),
     ("episode cmd: unclosed quote", ("episode", SCENARIO, "--policy", 'cmd:python3 "unclosed'), 1, "cmd:"),
     ("run cmd: unclosed quote", ("run", "--manifest", "{good}/m.json", "--policy", 'cmd:python3 "unclosed',
                                  "--model-id", "m", "--out", "{case}/o.json", "--executor", "local", "--no-store"), 1,
@@ -269,7 +279,8 @@ def _check(result, code: int, names: tuple[str, ...], *, changed: set[str], allo
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error: ") and "Traceback" not in result.stderr, result.stderr
     assert any(name in lines[0] for name in names), lines[0]
-    assert changed <= allowed, f"changed outside the command's output: {sorted(changed - allowed)}"
+    outside = {p for p in changed if not any(p == a or p.startswith(a + os.sep) for a in allowed)}
+    assert not outside, f"changed outside the command's output: {sorted(outside)}"
     return lines[0]
 
 
@@ -292,12 +303,11 @@ def _run_case(template: Template, make: Callable[[Path], None], case: Path, good
     after = _snapshot(case, good)
     changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
     allowed = {str(case / name) for name in template.outputs}
-    code = template.file_exit if stat.S_ISREG(os.lstat(target).st_mode) else 1
     names = (target.name,) if template.option is None else (target.name, template.option)
-    return _check(result, code, names, changed=changed, allowed=allowed)
+    return _check(result, 1, names, changed=changed, allowed=allowed)
 
 
-RESULT_READERS = {"verify", "pair A", "pair B", "stats", "compare", "grouped-rates --from-results"}
+RESULT_READERS = {"verify", "pair A", "pair B", "stats", "compare", "grouped-rates --from-results", "report", "plot"}
 
 
 @pytest.fixture(scope="module")
@@ -341,6 +351,8 @@ def test_every_writer_refuses_a_target_that_is_not_a_regular_file(template: Temp
                                                                   good: Path) -> None:
     """Issue 12 (defect 1): a FIFO, device, socket, folder or link as any command's output is refused in one
     line and left exactly as it was (for a link: the link and what it points to)."""
+    if template.name == "report --out" and kind == "folder":
+        pytest.skip("a report is written into a folder: an empty one is its ordinary output")
     _run_case(template, HOSTILE_OUTPUTS[kind], tmp_path, good)
 
 
