@@ -18,6 +18,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ._common import fail, user_errors
+from .args import parse_output_file, parse_positive, parse_seed
 from .cluster_cmd import AddressOption
 
 SuiteOption = Annotated[
@@ -28,8 +29,8 @@ SuiteArgument = Annotated[str, typer.Argument(help="Suite folder (or its suite.j
 ForceOption = Annotated[bool, typer.Option("--force", help="Replace an existing output.")]
 WorkersOption = Annotated[
     Optional[int],  # noqa: UP007
-    typer.Option("--workers", min=1, help="Play the calibration episodes on N Ray workers; without it or "
-                                          "--address, in process."),
+    typer.Option("--workers", parser=parse_positive, metavar="N",
+                 help="Play the calibration episodes on N Ray workers; without it or --address, in process."),
 ]
 
 
@@ -63,7 +64,7 @@ def parse_seeds(values: list[str] | None, option: str) -> list[int]:
     from ..errors import GenerationError
 
     items = parse_list(values)
-    if not items or not all(v.isdigit() for v in items):
+    if not items or not all(v.isascii() and v.isdigit() for v in items):
         raise GenerationError(f"{option} takes decimal integers, e.g. {option} 0,1,2")
     return [int(v) for v in items]
 
@@ -176,9 +177,9 @@ def suite_diff(a: SuiteArgument, b: Annotated[str, typer.Argument(help="The suit
 @user_errors
 def suite_generate(
     recipe: Annotated[str, typer.Option("--recipe", help="A shipped recipe (dev, standard, large) or a recipe file.")],
-    count: Annotated[int, typer.Option("--count", help="Scenarios in the suite (1 to 10000).")],
+    count: Annotated[int, typer.Option("--count", parser=parse_positive, metavar="N", help="Scenarios in the suite (1 to 10000).")],
     out: Annotated[Path, typer.Option("--out", help="Folder to write the suite into (new or empty).")],
-    seed: Annotated[Optional[int], typer.Option("--seed", help="The suite seed, in [0, 2**64 - 1]; written in the suite's description.")] = None,  # noqa: UP007
+    seed: Annotated[Optional[int], typer.Option("--seed", parser=parse_seed, metavar="SEED", help="The suite seed, in [0, 2**64 - 1]; written in the suite's description.")] = None,  # noqa: UP007
     secret_seed_file: Annotated[Optional[Path], typer.Option("--secret-seed-file", help="Read the seed from this file and write it nowhere (a held-out suite).")] = None,  # noqa: UP007
     force: ForceOption = False,
     suite_id: Annotated[Optional[str], typer.Option("--suite-id", help="Suite id (default: generated-RECIPE).")] = None,  # noqa: UP007
@@ -211,7 +212,7 @@ def suite_generate(
 @user_errors
 def suite_calibrate(
     suite: SuiteArgument,
-    out: Annotated[Path, typer.Option("--out", help="Calibration file to write.")],
+    out: Annotated[Path, typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Calibration file to write.")],
     seeds: Annotated[Optional[list[str]], typer.Option("--seeds", help="Calibration seeds (default 0,1,2).")] = None,  # noqa: UP007
     force: ForceOption = False,
     workers: WorkersOption = None,
@@ -240,7 +241,7 @@ def suite_calibrate(
 @user_errors
 def suite_commit(
     suite: SuiteArgument,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Also write the commitment to this file.")] = None,  # noqa: UP007
+    out: Annotated[Optional[Path], typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Also write the commitment to this file.")] = None,  # noqa: UP007
     force: ForceOption = False,
 ) -> None:
     """Print a commitment to a suite (its hash, recipe and generator version; never a secret seed)."""
@@ -261,7 +262,7 @@ def suite_commit(
 @user_errors
 def suite_reveal(
     suite: SuiteArgument,
-    out: Annotated[Path, typer.Option("--out", help="Reveal file to write (the commitment and the seed).")],
+    out: Annotated[Path, typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Reveal file to write (the commitment and the seed).")],
     secret_seed_file: Annotated[Optional[Path], typer.Option("--secret-seed-file", help="The file holding the suite's secret seed.")] = None,  # noqa: UP007
     force: ForceOption = False,
     workers: WorkersOption = None,

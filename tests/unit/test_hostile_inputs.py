@@ -124,7 +124,7 @@ def _command_built_once() -> Iterator[None]:
 
 @pytest.fixture(scope="module")
 def good(tmp_path_factory: pytest.TempPathFactory, suite) -> Path:  # noqa: ANN001
-    """Valid inputs: a two-episode manifest, two results on it, a record, a suite copy, grouped-rates files."""
+    """Valid inputs: a two-episode manifest, two results on it, a record, grouped-rates files, a generated suite."""
     folder = tmp_path_factory.mktemp("good")
     entries = tuple(ManifestEntry(i, SCENARIO, suite.scenario(SCENARIO).content_hash, seed) for i, seed in enumerate((0, 1)))
     manifest = EvaluationManifest(suite.id, suite.version, suite.hash, entries)
@@ -135,6 +135,9 @@ def good(tmp_path_factory: pytest.TempPathFactory, suite) -> Path:  # noqa: ANN0
     assert result.exit_code == 0, result.output
     for name in ("input.json", "report.json"):
         shutil.copy(EXAMPLE / name, folder / f"gr-{name}")
+    result = CliRunner().invoke(app, ["suite", "generate", "--recipe", "dev", "--count", "2", "--seed", "1",
+                                      "--out", str(folder / "gen")])
+    assert result.exit_code == 0, result.output
     return folder
 
 
@@ -185,6 +188,14 @@ INPUT_TEMPLATES = [
     Template("report --stats", ("report", "{good}/a.json", "{good}/b.json", "--stats", "{X}", "--out", "{case}/rep",
                                 "--resamples", "100"), outputs=("rep",)),
     Template("plot", ("plot", "egress", "{X}", "--scenario", SCENARIO, "--out", "{case}/f.svg"), outputs=("f.svg",)),
+    Template("suite validate (suite.json)", ("suite", "validate", "{case}/suite"), slot="suite/suite.json",
+             suite_copy=True, option="/suite: 1 problem(s) found"),  # the problem itself is listed on stdout
+    Template("suite generate --recipe", ("suite", "generate", "--recipe", "{X}", "--count", "2", "--seed", "1",
+                                         "--out", "{case}/gen"), outputs=("gen",)),
+    Template("suite generate --secret-seed-file", ("suite", "generate", "--recipe", "dev", "--count", "2",
+                                                   "--secret-seed-file", "{X}", "--out", "{case}/gen"),
+             outputs=("gen",)),
+    Template("suite check-commitment", ("suite", "check-commitment", "{good}/gen", "{X}")),
     Template("store ls --store", ("store", "ls", "--store", "{X}")),
     Template("store fsck --store", ("store", "fsck", "--store", "{X}")),
     Template("store gc --store", ("store", "gc", "--store", "{X}")),
@@ -206,6 +217,8 @@ OUTPUT_TEMPLATES = [
     Template("view --out", ("view", "{good}/r.json", "--out", "{X}")),
     Template("plot --out", ("plot", "egress", "{good}/a.json", "--scenario", SCENARIO, "--out", "{X}")),
     Template("report --out", ("report", "{good}/a.json", "{good}/b.json", "--out", "{X}", "--resamples", "100")),
+    Template("suite commit --out", ("suite", "commit", "{good}/gen", "--out", "{X}")),
+    Template("suite calibrate --out", ("suite", "calibrate", "{good}/gen", "--seeds", "0", "--out", "{X}")),
     Template("grouped-rates --output", ("grouped-rates", "--input", "{good}/gr-input.json", "--output", "{X}")),
     Template("grouped-rates --save-input", ("grouped-rates", "--from-results", "{good}/a.json", "{good}/b.json",
                                             "--failure", "casualty", "--save-input", "{X}",
