@@ -100,6 +100,35 @@ class ResumeError(EvaluationError, ValueError):
     """An existing artifact cannot be resumed by this run."""
 
 
+class OutputLockedError(EvaluationError, BlockingIOError):
+    """Another live run holds the output (or its run journal); nothing was written.
+
+    Attributes:
+        path: the output path.
+        holder: what the lock file says about its holder (pid, host, started), possibly empty.
+    """
+
+    def __init__(self, message: str, *, path: str, holder: dict[str, object] | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.holder = dict(holder or {})
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class RunIntegrityError(EvaluationError, ValueError):
+    """A stored record, run journal or result failed an integrity check during a run; nothing was repaired.
+
+    Attributes:
+        subject: the object key or journal name that failed.
+    """
+
+    def __init__(self, message: str, *, subject: str) -> None:
+        super().__init__(message)
+        self.subject = subject
+
+
 class PairingError(EvaluationError, ValueError):
     """Two result artifacts cannot be paired (different manifests)."""
 
@@ -118,6 +147,10 @@ class GroupedRatesError(EmberError, ValueError):
 
 class StoreUsageError(EmberError, ValueError):
     """The content-addressed store was used or found in a way EMBERBench refuses."""
+
+
+class RunInfoError(EmberError, ValueError):
+    """A run-info object or a run journal's header is malformed or of an unknown version."""
 
 
 class ClusterError(EmberError, RuntimeError):

@@ -6,10 +6,14 @@ executor only decides *where episodes run* (in this process, or on Ray
 workers) and yields finished episodes in any order. So every executor writes
 the same bytes.
 
-Without a store the artifact is rewritten atomically after every completed
-episode, as paired-evaluation requires; with a store, records go into the
-content-addressed store once, a journal entry marks each completed episode,
-and the artifact is assembled at checkpoints and at the end.
+A run holds an exclusive lock on its output path for its whole life
+(:mod:`emberbench.output_lock`), with or without a store, whatever the
+executor: two runs never write one artifact. Without a store the artifact is
+rewritten atomically after every completed episode, as paired-evaluation
+requires; with a store, records go into the content-addressed store once, a
+journal entry marks each completed episode, and the artifact is assembled at
+checkpoints and at the end (:mod:`emberbench.store_runner`). Whatever a run
+resumes from is authenticated completely first.
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ from .canonical import canonical_bytes, sha256_hex
 from .episode import play_episode
 from .errors import ResultError, ResumeError
 from .manifest import EvaluationManifest, ManifestEntry, check_manifest
-from .policies.spec import PolicyFactory, closing, resolve_policy
-from .results import artifact_chunks, episode_chunk, load_result, validate_model_id
+from .output_lock import OutputLock
+from .policies.spec import FreshPolicies, PolicyFactory, closing, policy_spec_of, resolve_policy
+from .results import Authenticator, artifact_chunks, authenticate_all, episode_chunk, load_result, validate_model_id
 from .suite import Suite
 
 Progress = Callable[[int, int], None]
@@ -74,16 +79,18 @@ class InProcessExecutor:
     Args:
         suite: resolves scenarios.
         policy: a policy spec string or a factory (called with no arguments
-            once per episode).
+            once per episode; an object it returned before is refused).
         store: optional object store; when given, each record is put there
             and the outcome carries only its digest.
+        spec: names the policy in messages (default: derived from ``policy``).
     """
 
     def __init__(self, suite: Suite, policy: str | PolicyFactory, *, store: Any = None,
-                 agent_timeout: float | None = None) -> None:
+                 agent_timeout: float | None = None, spec: str | None = None) -> None:
         self.suite = suite
         kwargs = {} if agent_timeout is None else {"agent_timeout": agent_timeout}
-        self.factory = resolve_policy(policy, **kwargs) if isinstance(policy, str) else policy
+        factory = resolve_policy(policy, **kwargs) if isinstance(policy, str) else policy
+        self.factory = FreshPolicies(factory, spec or policy_spec_of(policy))
         self.store = store
 
     def run(self, tasks: Sequence[ManifestEntry]) -> Iterator[EpisodeOutcome]:
@@ -94,10 +101,32 @@ class InProcessExecutor:
                 outcome = EpisodeOutcome(outcome.index, outcome.record_digest, None, outcome.metrics_bytes)
             yield outcome
 
+    def authenticate_records(self, records: list[dict[str, Any]], suite: Suite) -> list[Any]:
+        """Replay records in process (the result loader's authenticator)."""
+        return authenticate_all(records, suite)
+
+    def verify_stored(self, items: Sequence[Any]) -> list[Any]:
+        """Check and replay journaled records in process (see :mod:`emberbench.resume_auth`)."""
+        from .resume_auth import verify_stored
+
+        return verify_stored(self.store, self.suite, items)
+
 
 @dataclass(frozen=True, slots=True)
 class RunSummary:
-    """What a run did."""
+    """What a run did.
+
+    Attributes:
+        output: the artifact written.
+        scheduled, completed: episodes in the manifest, and in the artifact now.
+        ran: episodes played now for the first time.
+        resumed: episodes taken from earlier work (``from_artifact + from_journal``).
+        result_digest: SHA-256 of the artifact as written.
+        from_artifact: episodes taken from the artifact already at ``output`` (authenticated).
+        from_journal: episodes taken from the store's run journal (read back and replayed).
+        regenerated: journaled episodes played again because the store had lost their record.
+        journal_started: when the run's journal was started (None without a store).
+    """
 
     output: Path
     scheduled: int
@@ -105,6 +134,21 @@ class RunSummary:
     ran: int
     resumed: int
     result_digest: str
+    from_artifact: int = 0
+    from_journal: int = 0
+    regenerated: int = 0
+    journal_started: str | None = None
+
+    def describe(self) -> str:
+        """The one-line summary the CLI prints."""
+        counts = f"{self.ran} run now, {self.resumed} resumed"
+        if self.from_journal:
+            sources = [f"{self.from_artifact} from {self.output}"] if self.from_artifact else []
+            sources.append(f"{self.from_journal} from the store's run journal started {self.journal_started}")
+            counts += ": " + " and ".join(sources)
+        if self.regenerated:
+            counts += f"; {self.regenerated} regenerated"
+        return f"{self.output}: {self.completed}/{self.scheduled} episodes ({counts}); result digest {self.result_digest}"
 
 
 def run_evaluation(
@@ -120,8 +164,10 @@ def run_evaluation(
     progress: Progress | None = None,
     checkpoint_every: int = 0,
     checkpoint_seconds: float = 60.0,
+    policy_spec: str | None = None,
+    output_lock: OutputLock | None = None,
 ) -> RunSummary:
-    """Run every scheduled episode that the artifact at ``output_path`` lacks.
+    """Run every scheduled episode that the output lacks, holding the output for the whole run.
 
     Args:
         manifest: the evaluation manifest (checked against ``suite`` first).
@@ -129,79 +175,116 @@ def run_evaluation(
         policy: a policy spec string or a no-argument factory.
         model_id: the evaluator's label for this run.
         output_path: the artifact to write (and resume from).
-        resume: if the artifact exists, authenticate it completely and run
-            only the missing episodes; if False an existing file is an error.
+        resume: if the artifact (or, with a store, the run's journal) exists,
+            authenticate it completely and run only the missing episodes; if
+            False, existing work is an error and is never reused.
         executor: where episodes run; in process by default.
-        store: a :class:`store.ObjectStore`; with it records are stored
-            once, completions are journaled, and the artifact is written at
-            checkpoints instead of after every episode.
+        store: a :class:`store.Store`; with it records are stored once,
+            completions are journaled with the run's identity, and the
+            artifact is written at checkpoints instead of after every episode.
         progress: called as ``progress(done, total)`` after each episode.
-        checkpoint_every, checkpoint_seconds: with a store, write the
-            artifact after this many episodes or seconds, whichever comes
-            first (0 turns either off); it is always written at the end.
+        checkpoint_every: with a store, write the artifact every N episodes (0: off).
+        checkpoint_seconds: with a store, update the run-info every T seconds
+            and write the artifact then too, while the checkpoints stay within
+            their byte budget (0: off). The artifact is always written at the end.
+        policy_spec: the policy's spec when ``policy`` is a factory (recorded
+            in the run's journal; default: derived from the factory).
+        output_lock: an :class:`OutputLock` on ``output_path`` the caller
+            already holds (a Ray run takes it before starting workers).
 
     Returns:
         A :class:`RunSummary`.
 
     Raises:
-        ResumeError: the artifact exists and ``resume`` is False, or it
-            belongs to another manifest or model id.
-        ResultError, ManifestError: the existing artifact or the manifest
-            fails a check.
+        OutputLockedError: another run holds the output or the run's journal.
+        ResumeError: existing work at the output or in the store cannot be
+            resumed by this run (``resume`` is False, another manifest, model
+            id or policy spec).
+        ResultError, ManifestError: the existing artifact or the manifest fails a check.
+        RunIntegrityError: a journaled record or the journal fails a check.
         Exception: a policy exception or invalid action stops the run; the
-            artifact keeps every episode completed before it.
+            artifact (and the journal) keep every episode completed before it.
     """
     validate_model_id(model_id)
     check_manifest(manifest, suite)
     out = Path(output_path)
+    spec = policy_spec or policy_spec_of(policy)
+    if not out.parent.exists():
+        raise ResultError(f"{out.parent}: output folder does not exist")
+    lock = output_lock if output_lock is not None else OutputLock(out)
+    owned = not lock.held
+    lock.acquire()
+    try:
+        if executor is None:
+            executor = InProcessExecutor(suite, policy, store=store, spec=spec)
+        return _run(manifest, suite, model_id, out, executor, store, resume=resume, spec=spec, progress=progress,
+                    every=checkpoint_every, seconds=checkpoint_seconds)
+    finally:
+        if owned:
+            lock.release()
+
+
+def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, executor: Any, store: Any, *,
+         resume: bool, spec: str, progress: Progress | None, every: int, seconds: float) -> RunSummary:
+    authenticator = getattr(executor, "authenticate_records", authenticate_all)
     if store is not None:
+        from .resume_auth import verify_stored
         from .store_runner import StoreSink
 
-        sink: _Sink = StoreSink(store, manifest, model_id, out, resume=resume,
-                                every=checkpoint_every, seconds=checkpoint_seconds, suite=suite)
+        verifier = getattr(executor, "verify_stored", None) or (lambda items: verify_stored(store, suite, items))
+        sink: _Sink = StoreSink(store, manifest, model_id, out, resume=resume, spec=spec, every=every,
+                                seconds=seconds, suite=suite, authenticator=authenticator, verifier=verifier)
     else:
-        sink = ArtifactSink(manifest, model_id, out, resume=resume, suite=suite)
-    if executor is None:
-        executor = InProcessExecutor(suite, policy, store=store)
+        sink = ArtifactSink(manifest, model_id, out, resume=resume, suite=suite, authenticator=authenticator)
     total = len(manifest.episodes)
-    resumed = len(sink.done)
-    pending = [e for e in manifest.episodes if e.index not in sink.done]
-    ran = 0
+    resumed = sink.count
+    pending = [e for e in manifest.episodes if not sink.has(e.index)]
+    added = 0
     if progress:
         progress(resumed, total)
+    error: BaseException | None = None
     try:
         for outcome in executor.run(pending):
-            if outcome.index in sink.done:
+            if sink.has(outcome.index):
                 continue  # a retried episode finished twice: idempotent, keep the first
             sink.add(outcome)
-            ran += 1
+            added += 1
             if progress:
-                progress(resumed + ran, total)
+                progress(resumed + added, total)
+    except BaseException as exc:
+        error = exc
+        raise
     finally:
-        sink.close()
-    return RunSummary(output=out, scheduled=total, completed=len(sink.done), ran=ran, resumed=resumed,
-                      result_digest=sink.digest)
+        sink.close(error)
+    regenerated = getattr(sink, "regenerated", 0)
+    header = getattr(sink, "header", None)
+    return RunSummary(output=out, scheduled=total, completed=sink.count, ran=added - regenerated, resumed=resumed,
+                      result_digest=sink.digest, from_artifact=getattr(sink, "from_artifact", resumed),
+                      from_journal=getattr(sink, "from_journal", 0), regenerated=regenerated,
+                      journal_started=None if header is None else header.started)
 
 
 class _Sink(Protocol):
-    done: dict[int, Any]
+    count: int
     digest: str
+
+    def has(self, index: int) -> bool: ...
 
     def add(self, outcome: EpisodeOutcome) -> None: ...
 
-    def close(self) -> None: ...
+    def close(self, error: BaseException | None = None) -> None: ...
 
 
 class ArtifactSink:
     """Keeps the artifact on disk: rewritten atomically after every episode (spec section 6)."""
 
     def __init__(self, manifest: EvaluationManifest, model_id: str, out: Path, *, resume: bool,
-                 suite: Suite) -> None:
+                 suite: Suite, authenticator: Authenticator = authenticate_all) -> None:
         self.manifest, self.model_id, self.out = manifest, model_id, out
         self.done: dict[int, bytes] = {}
         self.digest = ""
         if output_exists(out, resume):
-            existing = load_result(out, suite)
+            existing = load_result(out, suite, authenticator=authenticator)
             check_resumable(existing.manifest.hash, existing.model_id, manifest, model_id, out)
             for e in existing.episodes:
                 record_bytes = e.record.canonical_bytes()
@@ -210,6 +293,13 @@ class ArtifactSink:
             self.digest = existing.digest
         else:
             self._save()
+
+    @property
+    def count(self) -> int:
+        return len(self.done)
+
+    def has(self, index: int) -> bool:
+        return index in self.done
 
     def add(self, outcome: EpisodeOutcome) -> None:
         assert outcome.record_bytes is not None
@@ -223,7 +313,7 @@ class ArtifactSink:
         atomic_write_bytes(self.out, data)
         self.digest = sha256_hex(data)
 
-    def close(self) -> None:
+    def close(self, error: BaseException | None = None) -> None:
         pass
 
 
@@ -266,4 +356,5 @@ def stray_temp_files(out: Path) -> list[Path]:
     return sorted(out.parent.glob(f".{out.name}.*.tmp"))
 
 
-__all__ = ["EpisodeOutcome", "InProcessExecutor", "RunSummary", "run_evaluation", "stray_temp_files"]
+__all__ = ["EpisodeOutcome", "InProcessExecutor", "RunSummary", "check_resumable", "output_exists", "run_evaluation",
+           "stray_temp_files"]

@@ -2,11 +2,27 @@
 
 Each finished episode costs one record object (written once, keyed by its
 SHA-256, which is the artifact's ``record_digest``) and one small fsynced
-journal entry ``{"index", "digest", "metrics"}``. Resume reads the journal, not
-the artifact. The artifact is assembled by streaming the stored canonical
-record bytes in manifest order; it is written atomically at checkpoints and at
-the end, and once complete it is also stored as an object under the ref
-``results/<journal name>`` and the journal is finished.
+journal entry ``{"index", "digest"}``. The journal starts with a header (policy
+spec, EMBERBench version, start time; :mod:`emberbench.run_info`) and the
+run's provenance lives in a run-info object under ``runs/<journal name>``.
+
+**Resume authenticates everything it keeps.** An artifact already at the
+output is loaded and verified completely (a file that fails is refused and
+left untouched) and cross-checked against the journal. Every other journaled
+episode is read back from the store, checked and replayed
+(:mod:`emberbench.resume_auth`, on Ray workers when the run uses Ray). A
+record that is missing or corrupt is played again and must reproduce the
+journaled digest; anything else that fails stops the run with
+:class:`~emberbench.errors.RunIntegrityError`. Nothing is repaired in place.
+
+**Bytes written stay linear.** The artifact is assembled by streaming the
+stored canonical record bytes in manifest order; it is written when the run
+starts (if there is nothing to resume), at checkpoints, and at the end. A
+time checkpoint is skipped when it would take the checkpoints of the run past
+:data:`CHECKPOINT_BUDGET` of the projected final artifact (the journal already
+makes every finished episode durable). Once complete, the artifact is also
+stored as an object under ``results/<journal name>`` and the journal is
+finished.
 
 This module is imported only when a store is used, so the core does not
 import ``store`` at module level.
@@ -16,18 +32,23 @@ from __future__ import annotations
 
 import hashlib
 import time
+from array import array
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from .atomic import atomic_write_bytes
-from .canonical import canonical_bytes, parse_json_strict
-from .errors import ResultError, StoreUsageError
+from .errors import OutputLockedError, ResumeError, RunIntegrityError, StoreUsageError
 from .manifest import EvaluationManifest
-from .results import artifact_chunks, episode_chunk, load_result
-from .suite import Suite
+from .results import artifact_chunks, episode_chunk
+from .run_info import JournalHeader, RunInfo, is_header_entry, software_versions, this_host, this_user, utc_now
+from .run_info import write_run_info
+from .store_adopt import adopt_artifact, verify_journaled
 
-TAIL_MARKER = b'],"evaluation_manifest_hash":"'
+CHECKPOINT_BUDGET = 0.25
+"""Time checkpoints of one run together write at most this fraction of the projected final artifact."""
+
+NOT_DONE, DONE, REGENERATE = 0, 1, 2
 
 
 def result_ref_name(manifest_hash: str, model_id: str) -> str:
@@ -37,145 +58,301 @@ def result_ref_name(manifest_hash: str, model_id: str) -> str:
     return f"results/{journal_name(manifest_hash, model_id)}"
 
 
-def read_artifact_header(path: Path) -> dict[str, Any]:
-    """Read an artifact's top-level fields other than ``episodes`` from the end of the file.
-
-    ``episodes`` sorts first in canonical JSON, so everything after the list
-    is the header. Inside JSON strings a quote is always escaped, so the
-    marker cannot occur inside a record.
-    """
-    size = path.stat().st_size
-    span = 64 * 1024
-    with path.open("rb") as handle:
-        while True:
-            start = max(0, size - span)
-            handle.seek(start)
-            tail = handle.read()
-            pos = tail.rfind(TAIL_MARKER)
-            if pos >= 0:
-                break
-            if start == 0:
-                raise ResultError(f"{path}: not a result artifact (no header after the episode list)")
-            span *= 4
-    try:
-        header = parse_json_strict(b"{" + tail[pos + 2:], where=str(path))
-    except Exception as exc:  # noqa: BLE001 - any parse problem is the same user error
-        raise ResultError(f"{path}: cannot read the artifact header: {exc}") from None
-    if not isinstance(header, dict):
-        raise ResultError(f"{path}: malformed artifact header")
-    return header
+def _journal_failure(name: str, store: Any, exc: Exception) -> RunIntegrityError:
+    return RunIntegrityError(f"integrity error: the run journal {name} in store {store.root} cannot be read: {exc}; "
+                             f"nothing was repaired (`emberbench store rm-run {name}` removes the run)", subject=name)
 
 
 class StoreSink:
-    """The coordinator's sink when a store is used (see module docstring)."""
+    """The coordinator's sink when a store is used (see the module docstring).
+
+    Args:
+        store: the object store.
+        manifest, model_id, out, resume, suite: as for ``run_evaluation``.
+        spec: the policy spec, recorded in (or checked against) the journal header.
+        every, seconds: checkpoint every N episodes (always), every T seconds (within the budget).
+        authenticator: replays the records of an artifact at ``out`` (``results.Authenticator``).
+        verifier: ``verifier(items) -> verdicts`` for journaled records (:func:`resume_auth.verify_stored`).
+    """
 
     def __init__(self, store: Any, manifest: EvaluationManifest, model_id: str, out: Path, *, resume: bool,
-                 every: int, seconds: float, suite: Suite) -> None:
-        from emberbench.store import LockError, journal_name
+                 spec: str, every: int, seconds: float, suite: Any, authenticator: Any, verifier: Any) -> None:
+        from emberbench.store import journal_name
+
+        from .runner import output_exists
 
         self.store, self.manifest, self.model_id, self.out = store, manifest, model_id, out
-        self.every, self.seconds = every, seconds
+        self.spec, self.every, self.seconds = spec, every, seconds
         self.name = journal_name(manifest.hash, model_id)
-        self.done: dict[int, tuple[str, bytes]] = {}
+        n = len(manifest.episodes)
+        self.state = bytearray(n)  # NOT_DONE, DONE or REGENERATE per manifest index
+        self.digests = bytearray(32 * n)
+        self.metrics: list[bytes | None] = [None] * n
+        self.sizes = array("Q", bytes(8 * n))  # episode chunk lengths, for the checkpoint budget
+        self.count = 0
         self.digest = ""
-        from .runner import check_resumable, output_exists
-
-        if output_exists(out, resume):
-            header = read_artifact_header(out)
-            check_resumable(header.get("evaluation_manifest_hash", ""), header.get("model_id", ""),
-                            manifest, model_id, out)
+        self.from_artifact = self.from_journal = self.regenerated = 0
+        self.in_file = -1  # episodes in the artifact at ``out`` (-1: no file written or loaded)
+        exists = output_exists(out, resume)
+        self.journal = self._open_journal()
         try:
-            self.journal = store.open_journal(self.name, create=True)
-        except LockError:
-            raise StoreUsageError(
-                f"another process is running (manifest {manifest.hash}, model {model_id!r}) on this store"
-            ) from None
-        for entry in self.journal.entries:
-            data = entry.data
-            if "index" in data:
-                self.done[int(data["index"])] = (str(data["digest"]), bytes(data["metrics"], "ascii"))
-        self.finished = self.journal.finished
-        # Records are checked (frame and checksum) when the artifact is
-        # assembled; here only their presence, so resume stays O(entries).
-        lost = store.missing(sorted({digest for digest, _ in self.done.values()}))
-        if lost:
+            entries = self.journal.entries
+            self.header = self._check_identity(entries, resume)
+            journaled = self._load_entries(entries)
+            imported: list[tuple[dict[str, Any], list[str]]] = []
+            if exists:
+                self.from_artifact, imported = adopt_artifact(self, suite, authenticator, journaled)
+            # The manifest is put on every start: that restores it if gc or fsck took it.
+            manifest_key = store.put(manifest.canonical_bytes())
+            if self.header is None:
+                self.header = JournalHeader(spec, software_versions()["emberbench_version"], utc_now())
+                self.journal.append(self.header.to_dict(), keys=[manifest_key])
+            if imported:
+                self.journal.append_many(imported)
+            self.from_journal = verify_journaled(self, verifier, journaled)
+            self.info = self._new_info()
+            write_run_info(store, self.info)
+        except BaseException:
             self.journal.close()
-            raise StoreUsageError(
-                f"the run journal {self.name} references {len(lost)} record(s) missing from the store "
-                f"(first {lost[0]}); run `emberbench store fsck`"
-            )
-        if not self.done and out.exists():
-            self._import_artifact(suite)
-        self._since = 0
+            raise
+        self._spent = 0
+        self._header_size = -1
         self._last = time.monotonic()
-        if not out.exists():
+        self._since = 0
+        if not exists and self.count == 0:
             self._write_artifact()
 
-    def _import_artifact(self, suite: Suite) -> None:
-        """Adopt the episodes of an artifact written without a store (fully authenticated)."""
-        existing = load_result(self.out, suite)
-        items = []
-        for e in existing.episodes:
-            key = self.store.put(e.record.canonical_bytes(), key=e.record_digest)
-            metrics = canonical_bytes(e.metrics.to_dict())
-            items.append(({"index": e.index, "digest": key, "metrics": metrics.decode("ascii")}, [key]))
-            self.done[e.index] = (key, metrics)
-        if items:
-            self.journal.append_many(items)
+    # -- opening ------------------------------------------------------------------
+
+    def _open_journal(self) -> Any:
+        from emberbench.store import JournalError, LockError
+
+        try:
+            return self.store.open_journal(self.name, create=True)
+        except LockError:
+            raise OutputLockedError(
+                f"another process is running (manifest {self.manifest.hash}, model {self.model_id!r}) on store "
+                f"{self.store.root}: its run journal {self.name} is locked", path=str(self.out)) from None
+        except JournalError as exc:
+            raise _journal_failure(self.name, self.store, exc) from None
+
+    def _check_identity(self, entries: tuple[Any, ...], resume: bool) -> JournalHeader | None:
+        """The journal's header (None for a new journal); refuse another policy, or reuse under --no-resume."""
+        from .errors import RunInfoError
+
+        if not entries and not self.journal.finished:
+            return None
+        if not is_header_entry(entries[0].data if entries else {}):
+            raise ResumeError(
+                f"the run journal {self.name} does not record its policy (written by an older EMBERBench); "
+                f"remove the run with `emberbench store rm-run {self.name} --apply` and run again")
+        try:
+            header = JournalHeader.from_dict(entries[0].data)
+        except RunInfoError as exc:
+            raise _journal_failure(self.name, self.store, exc) from None
+        episodes = len(entries) - 1
+        if not resume and (episodes or self.journal.finished):
+            raise ResumeError(
+                f"the store already holds run {self.name} of model {self.model_id!r} on this manifest "
+                f"({episodes} episodes, policy {header.policy!r}, started {header.started}); --no-resume never "
+                f"reuses journaled episodes: use another --model-id, or remove the run with "
+                f"`emberbench store rm-run {self.name} --apply`")
+        if header.policy != self.spec:
+            raise ResumeError(
+                f"run {self.name} (model {self.model_id!r}) was started with policy {header.policy!r}; this run "
+                f"uses policy {self.spec!r}; use another --model-id, or remove the run with "
+                f"`emberbench store rm-run {self.name} --apply`")
+        return header
+
+    def _load_entries(self, entries: tuple[Any, ...]) -> dict[int, str]:
+        """Journaled episodes as ``{index: digest}`` (not yet trusted)."""
+        from emberbench.store import validate_key
+
+        journaled: dict[int, str] = {}
+        n = len(self.manifest.episodes)
+        for position, entry in enumerate(entries[1:], start=1):
+            data = entry.data
+            index, digest = data.get("index"), data.get("digest")
+            try:
+                validate_key(digest)
+            except ValueError:
+                index = None
+            if (not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < n
+                    or journaled.get(index, digest) != digest or entry.keys != (digest,)):
+                raise _journal_failure(self.name, self.store, ValueError(f"entry {position} is not an episode of "
+                                                                         "this manifest"))
+            journaled[index] = digest
+        return journaled
+
+    def _new_info(self) -> RunInfo:
+        m = self.manifest
+        return RunInfo(
+            run=self.name, model_id=self.model_id, policy=self.spec, manifest_hash=m.hash, suite_id=m.suite_id,
+            suite_version=m.suite_version, suite_hash=m.suite_hash, **software_versions(), host=this_host(),
+            user=this_user(), started=self.header.started, ended=None, episodes_done=self.count,
+            episodes_scheduled=len(m.episodes), state="running", result=self._finished_result(),
+        )
+
+    def _finished_result(self) -> str | None:
+        finish = self.journal.state().finish
+        result = None if finish is None else finish.data.get("result")
+        return result if isinstance(result, str) else None
+
+    # -- the run ------------------------------------------------------------------
+
+    def has(self, index: int) -> bool:
+        """Whether episode ``index`` is done (an episode to regenerate is not)."""
+        return self.state[index] == DONE
+
+    def expected_digest(self, index: int) -> str | None:
+        """The journaled digest an episode must reproduce, if it is being regenerated."""
+        return self.digests[32 * index:32 * index + 32].hex() if self.state[index] == REGENERATE else None
+
+    def mark_done(self, index: int, digest: str, metrics: bytes, record_size: int) -> None:
+        """Count episode ``index`` as done with this (authenticated) record and metrics."""
+        self.digests[32 * index:32 * index + 32] = bytes.fromhex(digest)
+        self.metrics[index] = metrics
+        entry = self.manifest.episodes[index]
+        self.sizes[index] = len(episode_chunk(entry, b"", digest, metrics)) + record_size
+        if self.state[index] != DONE:
+            self.count += 1
+        self.state[index] = DONE
 
     def add(self, outcome: Any) -> None:
+        """Take a finished episode from the executor: store, journal (or check against the journal), checkpoint."""
+        index, digest = outcome.index, outcome.record_digest
+        expected = self.expected_digest(index)
+        if expected is not None and digest != expected:
+            raise RunIntegrityError(
+                f"integrity error: episode {index} was played again because its record {expected} is missing or "
+                f"corrupt in store {self.store.root}, but it now gives record {digest}; the policy does not "
+                "reproduce its run (not deterministic?) or the journal was changed; nothing was repaired",
+                subject=expected)
         if outcome.record_bytes is not None:
-            self.store.put(outcome.record_bytes, key=outcome.record_digest)
-        elif not self.store.has(outcome.record_digest):
-            raise StoreUsageError(f"episode {outcome.index}: record {outcome.record_digest} is not in the store")
-        self.journal.append(
-            {"index": outcome.index, "digest": outcome.record_digest,
-             "metrics": outcome.metrics_bytes.decode("ascii")},
-            keys=[outcome.record_digest],
-        )
-        self.done[outcome.index] = (outcome.record_digest, outcome.metrics_bytes)
+            self.store.put(outcome.record_bytes, key=digest)
+            size = len(outcome.record_bytes)
+        elif not self.store.has(digest):
+            raise StoreUsageError(f"episode {index}: record {digest} is not in the store")
+        else:
+            size = self.store.size(digest)
+        if expected is None:
+            self.journal.append({"index": index, "digest": digest}, keys=[digest])
+        else:
+            self.regenerated += 1
+        self.mark_done(index, digest, outcome.metrics_bytes, size)
         self._since += 1
-        due_count = self.every > 0 and self._since >= self.every
-        due_time = self.seconds > 0 and time.monotonic() - self._last >= self.seconds
-        if due_count or due_time:
-            self._write_artifact()
+        self._checkpoint_if_due()
+
+    def _checkpoint_if_due(self) -> None:
+        if self.every > 0 and self._since >= self.every:
+            self._spent += self._write_artifact()
+            return
+        if self.seconds <= 0 or time.monotonic() - self._last < self.seconds:
+            return
+        self._last = time.monotonic()
+        write_run_info(self.store, self.info.replace(episodes_done=self.count))
+        size = self._artifact_size()
+        projected = size + (len(self.manifest.episodes) - self.count) * (size / max(1, self.count))
+        if self._spent + size <= CHECKPOINT_BUDGET * projected:
+            self._spent += self._write_artifact()
+
+    def _artifact_size(self) -> int:
+        if self._header_size < 0:
+            self._header_size = sum(map(len, artifact_chunks(self.manifest, self.model_id, ())))
+        return self._header_size + sum(self.sizes) + max(0, self.count - 1)
+
+    # -- the artifact ---------------------------------------------------------------
 
     def _chunks(self) -> Iterator[bytes]:
-        for index in sorted(self.done):
-            digest, metrics = self.done[index]
-            record = self.store.get(digest)
-            yield episode_chunk(self.manifest.episodes[index], record, digest, metrics)
+        from emberbench.store import IntegrityError, ObjectNotFoundError
 
-    def _write_artifact(self) -> bytes | None:
-        """Write the artifact atomically; return its bytes when it is complete."""
+        for index, state in enumerate(self.state):
+            if state != DONE:
+                continue
+            digest = self.digests[32 * index:32 * index + 32].hex()
+            try:
+                record = self.store.get(digest)
+            except (IntegrityError, ObjectNotFoundError) as exc:
+                raise RunIntegrityError(f"integrity error: while writing {self.out}: {exc} (store {self.store.root})"
+                                        f"; run the same command again to regenerate it", subject=digest) from None
+            yield episode_chunk(self.manifest.episodes[index], record, digest, self.metrics[index] or b"")
+
+    def _write_artifact(self) -> int:
+        """Write the artifact atomically; return its size."""
         sha = hashlib.sha256()
-        complete = len(self.done) == len(self.manifest.episodes)
-        kept: list[bytes] = []
+        size = 0
 
         def stream() -> Iterator[bytes]:
+            nonlocal size
             for piece in artifact_chunks(self.manifest, self.model_id, self._chunks()):
                 sha.update(piece)
-                if complete:
-                    kept.append(piece)
+                size += len(piece)
                 yield piece
 
         atomic_write_bytes(self.out, stream())
         self.digest = sha.hexdigest()
+        self.in_file = self.count
         self._since = 0
-        self._last = time.monotonic()
-        return b"".join(kept) if complete else None
+        return size
 
-    def close(self) -> None:
+    def close(self, error: BaseException | None = None) -> None:
+        """Write the final artifact (if it changed); finish the run when complete; record the run's state."""
         try:
-            data = self._write_artifact()
-            if data is not None and not self.finished:
-                from emberbench.store import Codec
-
-                key = self.store.put(data, codec=Codec.ZLIB)
-                self.store.refs.set(result_ref_name(self.manifest.hash, self.model_id), key)
-                self.journal.finish({"result": key}, keys=[key])
+            complete = self.count == len(self.manifest.episodes)
+            result = self._finished_result()
+            if not isinstance(error, RunIntegrityError):  # after a failed check, leave every file as it is
+                if self.in_file != self.count or not self.out.exists():
+                    self._write_artifact()
+                if complete:
+                    result = self._store_result()
+            if complete and error is None:
+                state = "complete"
+            else:
+                state = "interrupted" if isinstance(error, (KeyboardInterrupt, SystemExit)) else "failed"
+            self.info = self.info.replace(state=state, ended=utc_now(), episodes_done=self.count, result=result)
+            write_run_info(self.store, self.info)
         finally:
             self.journal.close()
+
+    def _store_result(self) -> str:
+        """Store the complete artifact under ``results/<name>`` and finish the journal (idempotent)."""
+        from emberbench.store import Codec, IntegrityError, ObjectNotFoundError, RefError
+
+        finished = self._finished_result()
+        if finished is not None and finished != self.digest:
+            raise RunIntegrityError(
+                f"integrity error: {self.out} assembles to {self.digest}, but run {self.name} finished with result "
+                f"{finished}; nothing was repaired", subject=finished)
+        try:
+            intact = finished is not None and self.store.get(finished, verify_data=True) is not None
+        except (IntegrityError, ObjectNotFoundError):
+            intact = False
+        if not intact:
+            key = self._put_artifact(Codec.ZLIB)
+            if key != self.digest:
+                raise RunIntegrityError(f"integrity error: {self.out} changed while it was being stored "
+                                        f"(read {key}, wrote {self.digest})", subject=key)
+        ref = result_ref_name(self.manifest.hash, self.model_id)
+        try:
+            current = self.store.refs.get(ref)
+        except RefError:
+            current = None
+        if current != self.digest:
+            self.store.refs.set(ref, self.digest)
+        if finished is None:
+            self.journal.finish({"result": self.digest}, keys=[self.digest])
+        return self.digest
+
+    def _put_artifact(self, codec: Any) -> str:
+        """Store the artifact file as one object, streaming when the store can."""
+        put_file = getattr(self.store, "put_file", None)
+        if callable(put_file):
+            return put_file(self.out, codec=codec)
+        from .input_policy import RESULT, open_input
+
+        with open_input(self.out, RESULT) as handle:
+            data = handle.read()
+        return self.store.put(data, codec=codec)
 
 
 def open_store(locator: str | Path, *, create: bool = True) -> Any:
@@ -187,3 +364,6 @@ def open_store(locator: str | Path, *, create: bool = True) -> Any:
         return open_any(locator, create=create)
     except StoreError as exc:
         raise StoreUsageError(f"cannot open store: {exc}") from None
+
+
+__all__ = ["CHECKPOINT_BUDGET", "StoreSink", "open_store", "result_ref_name"]

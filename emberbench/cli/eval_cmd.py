@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ._common import user_errors
+from ._common import _is_store_error, user_errors
 from .args import parse_agent_timeout, parse_checkpoint_seconds, parse_count, parse_output_file, parse_positive, parse_seed
 from .cluster_cmd import (
     AddressOption,
@@ -127,7 +127,7 @@ def run(
     try:
         with progress_bar(f"run {model_id}") as bar:
             if executor == "local":
-                summary = run_evaluation(m, s, factory, model_id, out, progress=bar, **common)
+                summary = run_evaluation(m, s, factory, model_id, out, progress=bar, policy_spec=policy, **common)
             else:
                 from emberbench.cluster import run_on_ray
 
@@ -137,6 +137,8 @@ def run(
     except (EmberError, OSError):
         raise
     except Exception as exc:
+        if _is_store_error(exc):
+            raise  # a store fault is reported as itself (one line), never as the policy's
         # A policy's own exception stops the run (completed episodes are kept);
         # at the command line it is reported in one line, not as a traceback.
         from .verbosity import show_tracebacks
@@ -147,18 +149,22 @@ def run(
             f"the run stopped: the policy raised {type(exc).__name__}: {exc} "
             f"(completed episodes are kept in {out}; run `emberbench -v run ...` for the traceback)"
         ) from None
-    typer.echo(f"{out}: {summary.completed}/{summary.scheduled} episodes ({summary.ran} run now, "
-               f"{summary.resumed} resumed); result digest {summary.result_digest}")
+    typer.echo(summary.describe())
+
+
+PARTIAL_EXIT = 3
+"""Exit status of ``verify`` for an authenticated but incomplete result (without ``--allow-partial``)."""
 
 
 @user_errors
 def verify(
     path: Annotated[Path, typer.Argument(help="A result artifact.")],
+    allow_partial: Annotated[bool, typer.Option("--allow-partial", help=f"Exit 0 for an authenticated result that lacks episodes (default: exit {PARTIAL_EXIT}).")] = False,
     workers: ParallelWorkersOption = None,
     address: AddressOption = None,
     suite: SuiteOption = None,
 ) -> None:
-    """Authenticate a result artifact completely (every record replayed)."""
+    """Authenticate a result artifact completely (every record replayed); exit 0 only if it is also complete."""
     from ..results import load_result
     from ..suite import load_suite
     from .cluster_cmd import replay_on_ray, resolve_address
@@ -170,8 +176,15 @@ def verify(
         from emberbench.cluster import verify_on_ray
 
         r = verify_on_ray(path, s, workers=workers, address=resolve_address(address))
-    typer.echo(f"ok: {path}: model {r.model_id!r}, {len(r.episodes)}/{len(r.manifest.episodes)} episodes "
-               f"authenticated, manifest {r.manifest.hash}, result digest {r.digest}")
+    done, scheduled = len(r.episodes), len(r.manifest.episodes)
+    facts = (f"{path}: model {r.model_id!r}, {done}/{scheduled} episodes authenticated, manifest {r.manifest.hash}, "
+             f"result digest {r.digest}")
+    if done == scheduled:
+        typer.echo(f"ok: {facts}")
+        return
+    typer.echo(f"partial: {done} of {scheduled} episodes: {facts}")
+    if not allow_partial:
+        raise typer.Exit(PARTIAL_EXIT)
 
 
 @user_errors

@@ -10,8 +10,9 @@ A spec is one of:
 * ``cmd:<command line>``: an external agent process, one per episode, speaking
   the line protocol of docs/model-interface.md.
 
-A factory returns a fresh policy each call. Policies that hold resources
-(external agents) have a ``close()`` method; :func:`closing` calls it.
+A factory returns a fresh policy each call; :class:`FreshPolicies` holds a
+factory to that within a run. Policies that hold resources (external agents)
+have a ``close()`` method; :func:`closing` calls it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import re
+import weakref
 from collections.abc import Callable, Iterator
 from importlib.metadata import entry_points
 from typing import Any
@@ -97,3 +99,61 @@ def closing(policy: Any) -> Iterator[Any]:
         close = getattr(policy, "close", None)
         if callable(close):
             close()
+
+
+def policy_spec_of(policy: str | PolicyFactory) -> str:
+    """The spec that names ``policy`` in a run's journal and run-info.
+
+    A spec string is itself. A factory given as a Python object is named
+    ``module:qualname`` when that resolves back to it (so a later repair can
+    load it), else ``python:module.qualname``, which names but cannot be loaded.
+    """
+    if isinstance(policy, str):
+        return policy
+    module = getattr(policy, "__module__", None) or type(policy).__module__
+    qualname = getattr(policy, "__qualname__", None)
+    if qualname is None:
+        return f"python:{type(policy).__module__}.{type(policy).__qualname__} instance"
+    spec = f"{module}:{qualname}"
+    return spec if _IMPORT_RE.match(spec) else f"python:{module}.{qualname}"
+
+
+class FreshPolicies:
+    """A policy factory that refuses to hand out an object it handed out before in this run.
+
+    The fairness rules need a new policy per episode (docs/v1-fairness-spec.md):
+    a factory that returns one shared object would carry what it saw from one
+    episode into the next. Every object returned is remembered weakly (so
+    remembering costs nothing once a policy is gone); an object that cannot be
+    weakly referenced is compared with the previous one only.
+
+    Args:
+        factory: the underlying factory.
+        spec: names the factory in the error message.
+    """
+
+    def __init__(self, factory: PolicyFactory, spec: str) -> None:
+        self.factory = factory
+        self.spec = spec
+        self._alive: dict[int, weakref.ref[Any]] = {}
+        self._last: Any = None
+        self.calls = 0
+
+    def __call__(self) -> Any:
+        policy = self.factory()
+        self.calls += 1
+        key = id(policy)
+        known = self._alive.get(key)
+        # Identity, never equality: two equal but distinct policies are two policies.
+        again = (known is not None and known() is policy) or (self._last is not None and self._last is policy)
+        if again:
+            raise PolicyError(
+                f"policy {self.spec!r}: the factory returned an object it had already returned in this run "
+                f"(call {self.calls}); a factory must build a new policy for every episode"
+            )
+        alive = self._alive
+        try:
+            alive[key] = weakref.ref(policy, lambda ref, key=key: alive.pop(key) if alive.get(key) is ref else None)
+        except TypeError:  # cannot be weakly referenced: compare with the previous one only
+            self._last = policy
+        return policy

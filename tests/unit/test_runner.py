@@ -37,8 +37,54 @@ def _walk(value, seen):  # noqa: ANN001
             _walk(item, seen)
 
 
-def test_policy_receives_only_observations(tmp_path, suite, small_manifest) -> None:  # noqa: ANN001
-    """The factory gets (); each call gets one Observation and no keywords; no secret appears in it."""
+SEEDS_64 = (0xC0FFEE5E_ED129ABC, 0x8BADF00D_00000003)
+
+
+def seed_renderings(seed: int) -> set[bytes]:
+    """Every rendering of ``seed`` a leak could take: decimal, hex (any case, padded or not), raw bytes."""
+    import base64
+
+    raw = {seed.to_bytes(8, order) for order in ("big", "little")}
+    text = {str(seed), format(seed, "x"), format(seed, "X"), format(seed, "016x"), format(seed, "016X")}
+    text |= {base64.b64encode(b).decode() for b in raw} | {b.hex() for b in raw}
+    return {t.encode() for t in text} | raw
+
+
+def leaked_renderings(observation: Observation, seed: int) -> list[str]:
+    """The renderings of ``seed`` found anywhere in ``observation``: its JSON, every string, every integer."""
+    seen: list = []
+    _walk(observation, seen)
+    haystacks = [observation.to_json().encode()]
+    haystacks += [v.encode("utf-8", "surrogatepass") for v in seen if isinstance(v, str)]
+    haystacks += [v.encode("latin-1", "replace") for v in seen if isinstance(v, str)]
+    found = [repr(v) for v in seen if isinstance(v, int) and not isinstance(v, bool) and v == seed]
+    for needle in seed_renderings(seed):
+        found += [repr(needle) for hay in haystacks if needle in hay]
+    return found
+
+
+@pytest.mark.parametrize("rendering", sorted(seed_renderings(SEEDS_64[0]), key=repr))
+def test_leak_detector_catches_every_rendering(rendering) -> None:  # noqa: ANN001
+    """Issue 11 defect 8: the privacy check finds the seed in any rendering, inside any string."""
+    from emberbench.observation import ExitView
+
+    obs = Observation(step=0, max_steps=1, height=1, width=1, grid=("E",), exits=(ExitView("x", 0, 0),), people=())
+    text = rendering.decode("latin-1")
+    leaky = Observation(step=0, max_steps=1, height=1, width=1, grid=("E",),
+                        exits=(ExitView("x" + text + "y", 0, 0),), people=())
+    assert leaked_renderings(leaky, SEEDS_64[0])
+    assert not leaked_renderings(obs, SEEDS_64[0])
+
+
+def test_policy_receives_only_observations(tmp_path, suite) -> None:  # noqa: ANN001
+    """Issue 11 defect 8: the factory gets (); each call gets one Observation; no 64-bit seed in any form."""
+    from emberbench.manifest import EvaluationManifest, ManifestEntry
+
+    entries = []
+    for sid in SMALL:
+        for seed in SEEDS_64:
+            entries.append(ManifestEntry(len(entries), sid, suite.scenario(sid).content_hash, seed))
+    manifest = EvaluationManifest(suite.id, suite.version, suite.hash, tuple(entries))
     factory_calls: list[tuple] = []
     policy_calls: list[tuple] = []
 
@@ -54,21 +100,32 @@ def test_policy_receives_only_observations(tmp_path, suite, small_manifest) -> N
         factory_calls.append((args, kwargs))
         return Recorder()
 
-    run_evaluation(small_manifest, suite, factory, "recorder", tmp_path / "r.json")
-    assert factory_calls == [((), {})] * len(small_manifest.episodes)
+    run_evaluation(manifest, suite, factory, "recorder", tmp_path / "r.json")
+    assert factory_calls == [((), {})] * len(manifest.episodes)
     assert policy_calls
-    secrets = {small_manifest.hash, suite.hash}
-    for e in small_manifest.episodes:
-        secrets |= {e.scenario_hash, e.scenario_id, str(e.seed), format(e.seed, "x"), format(e.seed, "#x")}
-    secrets = {s for s in secrets if len(s) > 2}  # bare small seeds like "3" occur in any JSON
+    secrets = {manifest.hash, suite.hash}
+    for e in manifest.episodes:
+        secrets |= {e.scenario_hash, e.scenario_id}
     for args, kwargs in policy_calls:
         assert kwargs == {} and len(args) == 1 and isinstance(args[0], Observation)
         seen: list = []
         _walk(args[0], seen)
         assert all(isinstance(v, OBSERVATION_TYPES) for v in seen)
+        for seed in SEEDS_64:
+            assert not leaked_renderings(args[0], seed)
         text = args[0].to_json()
         assert not any(secret in text for secret in secrets)
         assert '"seed"' not in text and "scenario" not in text
+
+
+def test_factory_returning_an_earlier_policy_is_refused(tmp_path, suite, small_manifest) -> None:  # noqa: ANN001
+    """Issue 11 defect 8: a factory that hands out the same object twice in a run is refused."""
+    from emberbench.errors import PolicyError
+
+    shared = GreedyPolicy()
+    with pytest.raises(PolicyError, match="already returned"):
+        run_evaluation(small_manifest, suite, lambda: shared, "m", tmp_path / "r.json")
+    assert [e.index for e in load_result(tmp_path / "r.json", suite).episodes] == [0]
 
 
 def test_large_seed_does_not_leak_into_observations(tmp_path, suite) -> None:  # noqa: ANN001

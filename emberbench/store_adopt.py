@@ -1,0 +1,110 @@
+"""What a store-backed run resumes from: the artifact at its output and its run journal, both authenticated.
+
+Two sources can say an episode is done, and neither is believed unchecked:
+
+* :func:`adopt_artifact` loads the artifact already at the output with the
+  full result loader (every record replayed; a file that fails is refused
+  before anything is written) and cross-checks it against the journal: an
+  episode both list must have the same record digest. Its records are put
+  back into the store where the store lost them (they are authenticated,
+  and identical bytes give the identical key).
+* :func:`verify_journaled` reads every other journaled record back from the
+  store and replays it (:func:`emberbench.resume_auth.verify_stored`, or the
+  executor's parallel version). A missing or corrupt record is marked to be
+  played again; an intact record that does not authenticate stops the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .canonical import canonical_bytes
+from .errors import RunIntegrityError
+from .resume_auth import CORRUPT, MISSING, OK, StoredItem, StoredVerdict
+
+Verifier = Callable[[Sequence[StoredItem]], list[StoredVerdict]]
+
+
+def adopt_artifact(sink: Any, suite: Any, authenticator: Any,
+                   journaled: dict[int, str]) -> tuple[int, list[tuple[dict[str, Any], list[str]]]]:
+    """Authenticate the artifact at ``sink.out`` and take its episodes as done.
+
+    Returns:
+        ``(episodes taken, journal entries to append)``: the entries of the
+        artifact's episodes that the journal lacks (appended by the caller,
+        after the journal header).
+
+    Raises:
+        ResultError: the artifact fails a check (it is left untouched).
+        ResumeError: it belongs to another manifest or model id.
+        RunIntegrityError: it disagrees with the journal about an episode's record.
+    """
+    from .results import load_result
+    from .runner import check_resumable
+
+    existing = load_result(sink.out, suite, authenticator=authenticator)
+    check_resumable(existing.manifest.hash, existing.model_id, sink.manifest, sink.model_id, sink.out)
+    for e in existing.episodes:
+        known = journaled.get(e.index)
+        if known is not None and known != e.record_digest:
+            raise RunIntegrityError(
+                f"integrity error: {sink.out} episode {e.index} has record {e.record_digest}, but the run journal "
+                f"{sink.name} in store {sink.store.root} has {known}; nothing was changed", subject=known)
+    imported = []
+    for e in existing.episodes:
+        record = e.record.canonical_bytes()
+        ensure_stored(sink.store, e.record_digest, record)
+        if e.index not in journaled:
+            imported.append(({"index": e.index, "digest": e.record_digest}, [e.record_digest]))
+        sink.mark_done(e.index, e.record_digest, canonical_bytes(e.metrics.to_dict()), len(record))
+    sink.in_file = len(existing.episodes)
+    sink.digest = existing.digest
+    return len(existing.episodes), imported
+
+
+def ensure_stored(store: Any, key: str, data: bytes) -> bool:
+    """Make sure the store holds ``data`` intact under ``key``; return whether it had to be put back."""
+    from emberbench.store import IntegrityError, ObjectNotFoundError
+
+    try:
+        if store.get(key) == data:
+            return False
+    except (ObjectNotFoundError, IntegrityError):
+        pass
+    store.put(data, key=key)
+    return True
+
+
+def verify_journaled(sink: Any, verifier: Verifier, journaled: dict[int, str]) -> int:
+    """Authenticate every journaled episode the artifact did not cover; return how many passed.
+
+    Missing or corrupt records are marked for regeneration on the sink.
+
+    Raises:
+        RunIntegrityError: an intact record does not authenticate.
+    """
+    from .store_runner import REGENERATE
+
+    items = [(sink.manifest.episodes[i], d) for i, d in sorted(journaled.items()) if not sink.has(i)]
+    if not items:
+        return 0
+    passed = 0
+    for (entry, digest), (index, status, payload, size) in zip(items, verifier(items), strict=True):
+        if index != entry.index:
+            raise RunIntegrityError(f"integrity error: verdicts out of order ({index} for {entry.index})",
+                                    subject=digest)
+        if status == OK:
+            sink.mark_done(index, digest, payload, size)
+            passed += 1
+        elif status in (MISSING, CORRUPT):
+            sink.state[index] = REGENERATE
+            sink.digests[32 * index:32 * index + 32] = bytes.fromhex(digest)
+        else:
+            raise RunIntegrityError(
+                f"integrity error: journaled episode {index}: {payload.decode(errors='replace')} (store "
+                f"{sink.store.root}); nothing was repaired", subject=digest)
+    return passed
+
+
+__all__ = ["Verifier", "adopt_artifact", "ensure_stored", "verify_journaled"]

@@ -1,0 +1,90 @@
+"""`emberbench run` and `verify` at the command line: summaries, exit statuses, errors naming their cause."""
+
+from __future__ import annotations
+
+import pytest
+
+from emberbench.manifest import write_manifest
+from emberbench.store_runner import open_store
+from tests.run_support import error_line, flip_byte, invoke, small_manifest
+
+
+@pytest.fixture()
+def mpath(tmp_path, suite):  # noqa: ANN001
+    path = tmp_path / "m.json"
+    write_manifest(small_manifest(suite), path)
+    return path
+
+
+def run(mpath, out, *extra: str, policy: str = "greedy", model: str = "m"):  # noqa: ANN001, ANN201
+    return invoke("run", "--manifest", mpath, "--policy", policy, "--model-id", model, "--out", out,
+                  "--executor", "local", *extra)
+
+
+def broken_policy_factory():  # noqa: ANN201
+    """A policy that raises on its first observation (so a run leaves a 0-episode artifact)."""
+    def policy(obs):  # noqa: ANN001, ANN202
+        raise RuntimeError("bug")
+    return policy
+
+
+def test_verify_partial_result_exits_3(tmp_path, mpath) -> None:  # noqa: ANN001
+    """Issue 11 defect 6: the 0-episode artifact of a failed run is `partial`, exit 3; --allow-partial accepts it."""
+    out = tmp_path / "b.json"
+    failed = run(mpath, out, "--no-store", policy="tests.unit.test_cli_run_verify:broken_policy_factory")
+    assert failed.exit_code == 1
+    result = invoke("verify", out)
+    assert result.exit_code == 3, result.output
+    assert "partial: 0 of 4 episodes" in result.output
+    allowed = invoke("verify", out, "--allow-partial")
+    assert allowed.exit_code == 0 and "partial: 0 of 4 episodes" in allowed.output
+
+
+def test_verify_complete_result_exits_0(tmp_path, mpath) -> None:  # noqa: ANN001
+    """A complete, authenticated result is `ok` with exit 0."""
+    out = tmp_path / "g.json"
+    assert run(mpath, out, "--no-store").exit_code == 0
+    result = invoke("verify", out)
+    assert result.exit_code == 0 and result.output.startswith("ok: ") and "4/4 episodes" in result.output
+
+
+def test_store_corruption_during_a_run_is_not_blamed_on_the_policy(tmp_path, mpath) -> None:  # noqa: ANN001
+    """Issue 11 defect 7: a corrupt record met during a run is reported as an integrity error naming it."""
+    store_dir = tmp_path / "s"
+    assert run(mpath, tmp_path / "g.json", "--store", store_dir).exit_code == 0
+    store = open_store(store_dir)
+    (name,) = store.journal_names()
+    path = store.layout.journal_path(name)
+    data = bytearray(path.read_bytes())
+    data[12] ^= 0xFF
+    path.write_bytes(bytes(data))
+    line = error_line(run(mpath, tmp_path / "new.json", "--store", store_dir))
+    assert "policy raised" not in line and "integrity" in line and name in line
+
+
+def test_resume_from_the_journal_is_stated_in_the_summary(tmp_path, mpath) -> None:  # noqa: ANN001
+    """Issue 11 defect 1: a run that takes its episodes from the store's journal says so, with its start time."""
+    store_dir = tmp_path / "s"
+    first = run(mpath, tmp_path / "g.json", "--store", store_dir)
+    assert first.exit_code == 0 and "(4 run now, 0 resumed)" in first.output
+    again = run(mpath, tmp_path / "new.json", "--store", store_dir)
+    assert again.exit_code == 0, again.output
+    assert "4 from the store's run journal started 20" in again.output
+    other = run(mpath, tmp_path / "other.json", "--store", store_dir, "--no-resume", policy="stay")
+    line = error_line(other)
+    assert "--no-resume" in line and not (tmp_path / "other.json").exists()
+
+
+def test_corrupt_record_is_regenerated_and_reported(tmp_path, mpath) -> None:  # noqa: ANN001
+    """Issue 11 defect 7: a corrupt record met on resume is regenerated (same digest) and counted, not blamed."""
+    store_dir = tmp_path / "s"
+    assert run(mpath, tmp_path / "g.json", "--store", store_dir).exit_code == 0
+    store = open_store(store_dir)
+    (name,) = store.journal_names()
+    key = next(e.data["digest"] for e in store.read_journal(name).entries if "digest" in e.data)
+    flip_byte(store.layout.object_path(key), 100)
+    (tmp_path / "g.json").unlink()
+    again = run(mpath, tmp_path / "g.json", "--store", store_dir)
+    assert again.exit_code == 0, again.output
+    assert "1 regenerated" in again.output and "policy raised" not in again.output
+    assert store.get(key, verify_data=True)
