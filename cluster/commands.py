@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from emberbench.manifest import EvaluationManifest
-from emberbench.runner import Progress, RunSummary, run_evaluation
+from emberbench.runner import Progress, RunSummary, claim_output, run_evaluation
 from emberbench.suite import Suite
 
 from .auth import RayAuthenticator
@@ -32,6 +32,9 @@ def run_on_ray(manifest: EvaluationManifest, suite: Suite, policy: str, model_id
                checkpoint_seconds: float = 60.0) -> RunSummary:
     """Run an evaluation with episode workers on Ray (embedded, or the cluster at ``address``).
 
+    The output is locked before Ray starts; resume authentication replays on
+    the episode workers (they hold every CPU the run was given).
+
     Args:
         store: the object store; every worker reopens it from its locator
             (an S3 URL, or a folder mounted at the same path on every node);
@@ -41,13 +44,14 @@ def run_on_ray(manifest: EvaluationManifest, suite: Suite, policy: str, model_id
             every node), or None.
         Other arguments: as :func:`emberbench.runner.run_evaluation`.
     """
-    with ray_session(address, workers=workers, runtime_env=runtime_env) as info:
+    # The output is claimed before Ray starts, so a second run on it is refused at once.
+    with claim_output(out) as lock, ray_session(address, workers=workers, runtime_env=runtime_env) as info:
         store_root = None if store is None else store.locator
         with RayExecutor(suite, policy, workers=info.workers, store_root=store_root,
                          agent_timeout=agent_timeout, agent_log=agent_log) as executor:
             return run_evaluation(manifest, suite, policy, model_id, out, resume=resume, executor=executor,
                                   store=store, progress=progress, checkpoint_every=checkpoint_every,
-                                  checkpoint_seconds=checkpoint_seconds)
+                                  checkpoint_seconds=checkpoint_seconds, policy_spec=policy, output_lock=lock)
 
 
 def load_on_ray(path: str | Path, suite: Suite, authenticator: RayAuthenticator) -> Any:

@@ -127,6 +127,7 @@ class RayExecutor:
         self.max_attempts, self.max_in_flight = max_attempts, max_in_flight
         self.target, self.max_batch, self.stall_seconds = target_call_seconds, max_batch, stall_seconds
         self.stats = ExecutorStats()
+        self.auth_calls = 0  # worker calls made to authenticate what a run resumes from
         self._slots: list[_Slot] = []
         self._suite_holder: list[Any] = []
         self._ray = import_ray()
@@ -265,6 +266,87 @@ class RayExecutor:
                 if failure is not None and error is None:
                     error = failure
 
+    # -- authentication on the workers (resume) ---------------------------------
+
+    def _spread(self, method: str, parts: list[tuple[Any, ...]]) -> list[Any]:
+        """Call ``method`` of the workers once per part, round robin; answers in part order.
+
+        A part whose worker is lost is answered by ``None`` (the caller does
+        it in process): the workers hold every CPU, so no other Ray task could run.
+        """
+        self.start()
+        ray = self._ray
+        live = [s for s in self._slots if s.up] or self._slots
+        refs = [getattr(live[i % len(live)].actor, method).remote(self.suite.hash, self._suite_holder, *part)
+                for i, part in enumerate(parts)]
+        self.auth_calls += len(refs)
+        out: list[Any] = []
+        for ref in refs:
+            try:
+                out.append(ray.get(ref))
+            except ray.exceptions.RayTaskError as exc:
+                raise _cause(exc) from None
+            except ray.exceptions.RayError:
+                out.append(None)
+        return out
+
+    def _strides(self, count: int) -> int:
+        return max(1, min(count, max(3 * len(self._slots or [None] * self.workers), -(-count // 256))))
+
+    def verify_stored(self, items: Sequence[Any]) -> list[Any] | None:
+        """:func:`emberbench.resume_auth.verify_stored` on the workers, which read the records from the store.
+
+        Items are dealt out in strides (one scenario's episodes sit together in
+        a manifest and cost alike), so every worker gets a similar share.
+        Returns None when the workers have no store (the caller then checks in process).
+        """
+        from emberbench.resume_auth import encode_items, verify_stored
+
+        if self.store_root is None:
+            return None
+        if not items:
+            return []
+        tasks = self._strides(len(items))
+        parts = [list(items[t::tasks]) for t in range(tasks)]
+        answers = self._spread("verify_stored", [(encode_items(part),) for part in parts])
+        verdicts: list[Any] = [None] * len(items)
+        for t, (part, answer) in enumerate(zip(parts, answers)):
+            if answer is None:
+                from emberbench.store import open_store
+
+                answer = verify_stored(open_store(self.store_root), self.suite, part)
+            verdicts[t::tasks] = answer
+        return verdicts
+
+    def authenticate_records(self, records: list[dict[str, Any]], suite: Suite) -> list[Any]:
+        """The result loader's authenticator, replaying on the workers; verdicts as in process.
+
+        Raises:
+            RecordAuthenticationError: ``episode {i}: ...`` for the first record (in list order) that fails.
+        """
+        from emberbench.errors import RecordAuthenticationError
+        from emberbench.results import authenticate_all
+
+        if suite.hash != self.suite.hash or not records:
+            return authenticate_all(records, suite)
+        tasks = self._strides(len(records))
+        positions = [list(range(t, len(records), tasks)) for t in range(tasks)]
+        answers = self._spread("authenticate_records", [(p, [records[i] for i in p]) for p in positions])
+        out: list[Any] = [None] * len(records)
+        first: tuple[int, Any, Any] | None = None
+        for part, answer in zip(positions, answers):
+            metrics, failure = answer if answer is not None else _authenticate_here(records, part, suite)
+            for position, value in zip(part, metrics):
+                out[position] = value
+            if failure is not None and (first is None or failure[0] < first[0]):
+                first = failure
+        if first is not None:
+            position, error, field = first
+            if isinstance(error, BaseException):
+                raise error
+            raise RecordAuthenticationError(f"episode {position}: {error}", field=field)
+        return out
+
     def _requeue(self, call: _Call, exc: BaseException, suspects: deque[ManifestEntry]) -> BaseException | None:
         """Turn a lost call's episodes into suspects; return the error that ends the run, if any."""
         if not call.exclusive:
@@ -316,6 +398,20 @@ def _locator(store: str | Path) -> str:
 
     text = str(store)
     return text if is_url(text) else str(Path(text).resolve())
+
+
+def _authenticate_here(records: list[dict[str, Any]], part: list[int], suite: Suite) -> tuple[list[Any], Any]:
+    """Replay ``part`` in this process (a worker was lost), in the workers' answer format."""
+    from emberbench.episode import authenticate
+    from emberbench.errors import RecordAuthenticationError
+
+    metrics: list[Any] = []
+    for position in part:
+        try:
+            metrics.append(authenticate(records[position], suite))
+        except RecordAuthenticationError as exc:
+            return metrics, (position, str(exc), exc.field)
+    return metrics, None
 
 
 def _first_line(exc: BaseException) -> str:

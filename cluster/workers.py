@@ -16,7 +16,7 @@ from functools import cache
 from typing import Any
 
 from emberbench.errors import RecordAuthenticationError
-from emberbench.policies.spec import resolve_policy
+from emberbench.policies.spec import FreshPolicies, resolve_policy
 from emberbench.runner import EpisodeOutcome, play_to_outcome
 from emberbench.suite import Suite
 
@@ -53,7 +53,8 @@ class EpisodeWorker:
         kwargs: dict[str, Any] = {"agent_log": agent_log}
         if agent_timeout is not None:
             kwargs["agent_timeout"] = agent_timeout
-        self.factory = resolve_policy(policy, **kwargs)
+        # Refuses a factory that hands out one object twice on this worker.
+        self.factory = FreshPolicies(resolve_policy(policy, **kwargs), policy)
         self.suite: Suite | None = None
         self.suite_hash = ""
         self.store = None
@@ -79,11 +80,7 @@ class EpisodeWorker:
             Such an error is a verdict on the policy, not a fault of the
             worker, so it is returned rather than retried.
         """
-        if self.suite is None or self.suite_hash != suite_hash:
-            import ray
-
-            self.suite, self.suite_hash = ray.get(suite_holder[0]), suite_hash
-        suite = self.suite
+        suite = self._suite(suite_hash, suite_holder)
         start = time.perf_counter()
         outcomes: list[EpisodeOutcome] = []
         error: BaseException | None = None
@@ -98,6 +95,33 @@ class EpisodeWorker:
                 outcome = EpisodeOutcome(outcome.index, outcome.record_digest, None, outcome.metrics_bytes)
             outcomes.append(outcome)
         return encode_reply(self.node_id, time.perf_counter() - start, outcomes), error
+
+    def _suite(self, suite_hash: str, suite_holder: list[Any]) -> Suite:
+        if self.suite is None or self.suite_hash != suite_hash:
+            import ray
+
+            self.suite, self.suite_hash = ray.get(suite_holder[0]), suite_hash
+        return self.suite
+
+    def verify_stored(self, suite_hash: str, suite_holder: list[Any], rows: list[list[Any]]) -> list[Any]:
+        """Check and replay journaled records read from the store (:func:`emberbench.resume_auth.verify_stored`).
+
+        Args:
+            suite_hash, suite_holder: as for :meth:`run_batch`.
+            rows: the items, encoded by :func:`emberbench.resume_auth.encode_items`.
+        """
+        from emberbench.resume_auth import decode_items, verify_stored
+
+        if self.store is None:
+            raise RuntimeError("this worker has no store to read records from")
+        return verify_stored(self.store, self._suite(suite_hash, suite_holder), decode_items(rows))
+
+    def authenticate_records(self, suite_hash: str, suite_holder: list[Any], positions: list[int],
+                             records: list[dict[str, Any]]) -> tuple[list[Any], Any]:
+        """Replay records for the result loader on this worker (see :func:`authenticate_chunk`)."""
+        self._suite(suite_hash, suite_holder)
+        _SUITES[suite_hash] = self.suite  # type: ignore[assignment]
+        return authenticate_chunk(suite_hash, suite_holder, positions, records)
 
     def where(self) -> tuple[int, str]:
         """This worker's process id and Ray node id (used by fault tests and reports)."""

@@ -11,8 +11,9 @@ manager), never by what the file says:
   or a holder on another host cannot make a free lock look held, or a held
   lock look free.
 * **Holder details.** After taking the lock, the holder writes its pid, host
-  and start time into the file, for the message a refused run prints. A run
-  refused while the holder is still writing them says "holder unknown".
+  and start time into the file, for the message a refused run prints (a
+  refused run waits up to half a second for a holder that has only just
+  taken the lock to write them; after that it says "holder unknown").
 * **Removal.** On release the holder deletes the file *while still holding the
   lock*; anyone who opened the old file and then obtains its lock finds that
   the path no longer names that file and starts over, so two runs can never
@@ -29,6 +30,7 @@ import json
 import os
 import socket
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +41,7 @@ from .run_info import utc_now
 LOCK_SUFFIX = ".lock"
 _MAX_HOLDER_BYTES = 4096
 _ATTEMPTS = 10
+_HOLDER_WAIT_SECONDS = 0.5
 
 
 def lock_path_of(output: str | os.PathLike[str]) -> Path:
@@ -85,7 +88,7 @@ class OutputLock:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                holder = _read_holder(fd)
+                holder = _wait_for_holder(fd)
                 os.close(fd)
                 raise OutputLockedError(self._refusal(holder), path=str(self.output), holder=holder) from None
             except BaseException:
@@ -156,6 +159,16 @@ class OutputLock:
 
     def __exit__(self, *exc_info: object) -> None:
         self.release()
+
+
+def _wait_for_holder(fd: int) -> dict[str, Any]:
+    """The holder's details, waiting a moment for a holder that has just taken the lock to write them."""
+    deadline = time.monotonic() + _HOLDER_WAIT_SECONDS
+    while True:
+        holder = _read_holder(fd)
+        if holder or time.monotonic() >= deadline:
+            return holder
+        time.sleep(0.01)
 
 
 def _read_holder(fd: int) -> dict[str, Any]:

@@ -105,11 +105,11 @@ class InProcessExecutor:
         """Replay records in process (the result loader's authenticator)."""
         return authenticate_all(records, suite)
 
-    def verify_stored(self, items: Sequence[Any]) -> list[Any]:
-        """Check and replay journaled records in process (see :mod:`emberbench.resume_auth`)."""
+    def verify_stored(self, items: Sequence[Any]) -> list[Any] | None:
+        """Check and replay journaled records in process (see :mod:`emberbench.resume_auth`); None without a store."""
         from .resume_auth import verify_stored
 
-        return verify_stored(self.store, self.suite, items)
+        return None if self.store is None else verify_stored(self.store, self.suite, items)
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,11 +209,8 @@ def run_evaluation(
     check_manifest(manifest, suite)
     out = Path(output_path)
     spec = policy_spec or policy_spec_of(policy)
-    if not out.parent.exists():
-        raise ResultError(f"{out.parent}: output folder does not exist")
-    lock = output_lock if output_lock is not None else OutputLock(out)
-    owned = not lock.held
-    lock.acquire()
+    owned = output_lock is None
+    lock = claim_output(out) if output_lock is None else output_lock
     try:
         if executor is None:
             executor = InProcessExecutor(suite, policy, store=store, spec=spec)
@@ -224,6 +221,19 @@ def run_evaluation(
             lock.release()
 
 
+def claim_output(output_path: str | Path) -> OutputLock:
+    """Take the exclusive lock of a run on ``output_path`` (its folder must exist).
+
+    Raises:
+        ResultError: the output folder does not exist.
+        OutputLockedError: another run holds the output.
+    """
+    out = Path(output_path)
+    if not out.parent.exists():
+        raise ResultError(f"{out.parent}: output folder does not exist")
+    return OutputLock(out).acquire()
+
+
 def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, executor: Any, store: Any, *,
          resume: bool, spec: str, progress: Progress | None, every: int, seconds: float) -> RunSummary:
     authenticator = getattr(executor, "authenticate_records", authenticate_all)
@@ -231,7 +241,12 @@ def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, e
         from .resume_auth import verify_stored
         from .store_runner import StoreSink
 
-        verifier = getattr(executor, "verify_stored", None) or (lambda items: verify_stored(store, suite, items))
+        remote = getattr(executor, "verify_stored", None)
+
+        def verifier(items: Sequence[Any]) -> list[Any]:
+            answer = remote(items) if remote is not None else None
+            return answer if answer is not None else verify_stored(store, suite, items)
+
         sink: _Sink = StoreSink(store, manifest, model_id, out, resume=resume, spec=spec, every=every,
                                 seconds=seconds, suite=suite, authenticator=authenticator, verifier=verifier)
     else:
@@ -356,5 +371,5 @@ def stray_temp_files(out: Path) -> list[Path]:
     return sorted(out.parent.glob(f".{out.name}.*.tmp"))
 
 
-__all__ = ["EpisodeOutcome", "InProcessExecutor", "RunSummary", "check_resumable", "output_exists", "run_evaluation",
+__all__ = ["EpisodeOutcome", "InProcessExecutor", "RunSummary", "check_resumable", "claim_output", "output_exists", "run_evaluation",
            "stray_temp_files"]

@@ -15,6 +15,34 @@ from emberbench.policies.baselines import GreedyPolicy
 
 TARGET_SCENARIO = "v1-pub-04-dead-end-corridor"
 TARGET_SHAPE = (9, 30)
+POISON_SWITCH = "emberbench-test-poison-switch"
+
+
+class PoisonSwitch:
+    """A named Ray actor (made remote by a test) that arms ``poison``; without it ``poison`` is armed.
+
+    It lets a test "fix" the poison policy between two runs without changing
+    its spec, as a user fixing their own code would.
+    """
+
+    def __init__(self) -> None:
+        self.armed = True
+
+    def disarm(self) -> None:
+        self.armed = False
+
+    def is_armed(self) -> bool:
+        return self.armed
+
+
+def _poison_armed() -> bool:
+    import ray
+
+    try:
+        switch = ray.get_actor(POISON_SWITCH)
+    except ValueError:
+        return True
+    return bool(ray.get(switch.is_armed.remote()))
 
 
 class _Wrapped:
@@ -24,7 +52,7 @@ class _Wrapped:
 
     def __call__(self, obs: Any) -> Any:
         if (obs.height, obs.width) == TARGET_SHAPE:
-            if self.on_target == "kill":
+            if self.on_target == "kill" and _poison_armed():
                 os.kill(os.getpid(), signal.SIGKILL)  # the worker process dies mid-episode
             if self.on_target == "raise":
                 raise ValueError(f"policy gave up at step {obs.step}")
@@ -44,3 +72,11 @@ def raising() -> _Wrapped:
 def fixed() -> _Wrapped:
     """The poison policy after the fix: greedy everywhere."""
     return _Wrapped("none")
+
+
+_SHARED = _Wrapped("none")
+
+
+def shared() -> _Wrapped:
+    """A broken factory: the same policy object for every episode (refused by the runner)."""
+    return _SHARED

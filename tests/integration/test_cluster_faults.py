@@ -29,7 +29,7 @@ def _journal_indices(store, manifest, model_id: str) -> list[int]:
     from emberbench.store import journal_name
 
     state = store.read_journal(journal_name(manifest.hash, model_id))
-    return [int(e.data["index"]) for e in state.entries]
+    return [int(e.data["index"]) for e in state.entries if "index" in e.data]
 
 
 def test_worker_sigkilled_mid_run(ray_cluster, suite, dev_manifest, reference, tmp_path):
@@ -58,25 +58,34 @@ def test_worker_sigkilled_mid_run(ray_cluster, suite, dev_manifest, reference, t
 
 
 def test_poison_episode_is_named_then_resume_after_fix(ray_cluster, suite, dev_manifest, reference, tmp_path):
-    """A policy that kills its worker on one scenario: 3 attempts, a clear error, kept episodes, resume."""
+    """A policy that kills its worker on one scenario: 3 attempts, a clear error, kept episodes, resume once fixed."""
+    import ray
+
     from emberbench.cluster import RayExecutor
 
-    store = open_store(tmp_path / "st")
-    out = tmp_path / "r.json"
-    targets = {e.index for e in dev_manifest.episodes if e.scenario_id == TARGET_SCENARIO}
-    with RayExecutor(suite, f"{POLICIES}:poison", workers=2, store_root=store.root) as ex, \
-            pytest.raises(EpisodeFailedError) as info:
-        run_evaluation(dev_manifest, suite, f"{POLICIES}:poison", "g", out, executor=ex, store=store)
-    err = info.value
-    assert err.index in targets and err.attempts == 3
-    assert f"episode {err.index} (scenario {TARGET_SCENARIO}" in str(err)
-    kept = _journal_indices(store, dev_manifest, "g")
-    assert kept and not targets & set(kept) and len(kept) == len(set(kept))
-    with RayExecutor(suite, f"{POLICIES}:fixed", workers=2, store_root=store.root) as ex:
-        summary = run_evaluation(dev_manifest, suite, f"{POLICIES}:fixed", "g", out, executor=ex, store=store)
-    assert summary.resumed == len(kept) and summary.ran == len(dev_manifest.episodes) - len(kept)
-    assert out.read_bytes() == reference("greedy", "g")
-    assert sorted(_journal_indices(store, dev_manifest, "g")) == list(range(len(dev_manifest.episodes)))
+    from .cluster_policies import POISON_SWITCH, PoisonSwitch
+
+    switch = ray.remote(PoisonSwitch).options(name=POISON_SWITCH, num_cpus=0).remote()
+    try:
+        store = open_store(tmp_path / "st")
+        out = tmp_path / "r.json"
+        targets = {e.index for e in dev_manifest.episodes if e.scenario_id == TARGET_SCENARIO}
+        with RayExecutor(suite, f"{POLICIES}:poison", workers=2, store_root=store.root) as ex, \
+                pytest.raises(EpisodeFailedError) as info:
+            run_evaluation(dev_manifest, suite, f"{POLICIES}:poison", "g", out, executor=ex, store=store)
+        err = info.value
+        assert err.index in targets and err.attempts == 3
+        assert f"episode {err.index} (scenario {TARGET_SCENARIO}" in str(err)
+        kept = _journal_indices(store, dev_manifest, "g")
+        assert kept and not targets & set(kept) and len(kept) == len(set(kept))
+        ray.get(switch.disarm.remote())  # the user fixes the policy's code; its spec stays the same
+        with RayExecutor(suite, f"{POLICIES}:poison", workers=2, store_root=store.root) as ex:
+            summary = run_evaluation(dev_manifest, suite, f"{POLICIES}:poison", "g", out, executor=ex, store=store)
+        assert summary.resumed == len(kept) and summary.ran == len(dev_manifest.episodes) - len(kept)
+        assert out.read_bytes() == reference("greedy", "g")
+        assert sorted(_journal_indices(store, dev_manifest, "g")) == list(range(len(dev_manifest.episodes)))
+    finally:
+        ray.kill(switch)
 
 
 def test_policy_exception_stops_the_run_as_in_process(ray_cluster, suite, dev_manifest, tmp_path):
