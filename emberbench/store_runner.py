@@ -51,11 +51,14 @@ CHECKPOINT_BUDGET = 0.25
 NOT_DONE, DONE, REGENERATE = 0, 1, 2
 
 
+RESULT_REF_PREFIX = "results/"
+
+
 def result_ref_name(manifest_hash: str, model_id: str) -> str:
     """The ref under which a complete artifact of (manifest, model) is stored."""
     from emberbench.store import journal_name
 
-    return f"results/{journal_name(manifest_hash, model_id)}"
+    return f"{RESULT_REF_PREFIX}{journal_name(manifest_hash, model_id)}"
 
 
 def _journal_failure(name: str, store: Any, exc: Exception) -> RunIntegrityError:

@@ -22,11 +22,14 @@ def small_manifest(suite, seeds=(3, 11), ids=SMALL_IDS) -> EvaluationManifest:  
 
 
 def flip_byte(path: Path, offset: int) -> None:
-    """Change one byte of ``path`` in place (read-only store objects are made writable first)."""
-    os.chmod(path, 0o644)
+    """Replace ``path`` by a copy with one bit changed (a new file: hard links to the old one keep it)."""
     data = bytearray(path.read_bytes())
     data[offset % len(data)] ^= 0x01
-    path.write_bytes(bytes(data))
+    mode = path.stat().st_mode
+    tmp = path.with_name(path.name + ".flip")
+    tmp.write_bytes(bytes(data))
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
 
 
 def tamper_metric(path: Path) -> None:
@@ -59,3 +62,59 @@ def error_line(result) -> str:  # noqa: ANN001
     assert len(lines) == 1 and lines[0].startswith("error: "), result.output
     assert "Traceback" not in result.output
     return lines[0]
+
+
+# -- kill points and tampering (the resume property tests, in process and on Ray) ----------
+
+TAMPERS = ("none", "artifact-byte", "record-byte", "record-delete", "journal-torn")
+
+
+def freeze(live: Path, frozen: Path) -> None:
+    """Copy a run folder (its artifact and store) as a SIGKILL at this moment would leave it.
+
+    Every write of a run is atomic or an fsynced append, so the files on disk
+    at any instant are exactly what a killed run leaves behind; the copy has
+    no lock held, like the files of a dead process.
+    """
+    import shutil
+
+    def copy(src: str, dst: str) -> None:
+        # Objects and artifacts are only ever replaced, never changed in place: a hard link is a copy.
+        if "/objects/" in src or src.endswith(".json"):
+            os.link(src, dst)
+        else:
+            shutil.copyfile(src, dst)
+
+    shutil.copytree(live, frozen, symlinks=True, copy_function=copy)
+
+
+def journaled_keys(store) -> list[str]:  # noqa: ANN001
+    """The record keys of a store's single run journal, in journal order (empty if there is none)."""
+    names = store.journal_names()
+    if not names:
+        return []
+    return [e.data["digest"] for e in store.read_journal(names[0]).entries if "digest" in e.data]
+
+
+def tamper(folder: Path, store, kind: str, pick: int, offset: int) -> str:  # noqa: ANN001
+    """Damage a frozen run folder in one way; returns what was actually done (``none`` if nothing applied)."""
+    out = folder / "r.json"
+    keys = journaled_keys(store)
+    if kind == "artifact-byte" and out.exists():
+        flip_byte(out, offset)
+        return kind
+    if kind in ("record-byte", "record-delete") and keys:
+        path = store.layout.object_path(keys[pick % len(keys)])
+        if kind == "record-byte":
+            flip_byte(path, offset)
+        else:
+            path.unlink()
+        return kind
+    if kind == "journal-torn" and store.journal_names():
+        path = store.layout.journal_path(store.journal_names()[0])
+        size = path.stat().st_size
+        if size > 40:
+            with open(path, "r+b") as handle:  # cut into the last entry: a torn append
+                handle.truncate(size - 1 - offset % 20)
+            return kind
+    return "none"

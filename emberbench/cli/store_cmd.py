@@ -1,4 +1,4 @@
-"""``emberbench store ls|cat|fsck|gc|audit``: inspect and maintain a content-addressed store.
+"""``emberbench store ls|cat|fsck|gc|audit|rm-run``: inspect and maintain a content-addressed store.
 
 Every command takes ``--store LOCATOR``: a folder, or ``s3://bucket/prefix``
 (optionally ``?endpoint=URL`` for MinIO, Ceph, R2...). Without it,
@@ -133,8 +133,13 @@ def fsck(
     no_quarantine: Annotated[
         bool, typer.Option("--no-quarantine", help="Report corrupt objects but leave them in place.")
     ] = False,
+    repair: Annotated[
+        bool, typer.Option("--repair", help="Then regenerate lost records and results of every run by playing "
+                                            "their episodes again (needs each run's policy to be loadable).")
+    ] = False,
+    suite: Annotated[Optional[Path], typer.Option("--suite", help="With --repair: the runs' suite folder; default: the public suite.")] = None,  # noqa: UP007
 ) -> None:
-    """Check every object's frame and checksum (and more, by level). Exit 1 on damage."""
+    """Check every object's frame and checksum (and more, by level). Exit 1 on damage (left unrepaired)."""
     from emberbench.store import fsck as run_fsck
 
     report = run_fsck(
@@ -158,9 +163,31 @@ def fsck(
         typer.echo(f"{len(report.dangling)} dangling objects (unreferenced; gc collects them after the grace period)")
     if report.quarantine_files:
         typer.echo(f"{report.quarantine_files} files in quarantine/")
-    if not report.ok:
+    ok = report.ok
+    if repair:
+        ok = _repair(_open(store_dir), suite, verify_data=verify_data, connectivity=connectivity)
+    if not ok:
         raise fail("fsck found problems (see above)")
     typer.echo("ok")
+
+
+def _repair(st, suite: Path | None, *, verify_data: bool, connectivity: bool) -> bool:  # noqa: ANN001
+    """Repair every run, print what was and was not repaired, check again; True if the store is now sound."""
+    from emberbench.store import fsck as run_fsck
+
+    from ..store_repair import repair_store
+    from ..suite import load_suite
+
+    done = repair_store(st, load_suite(suite))
+    for line in done.repaired:
+        typer.echo(f"repaired {line}")
+    for line in done.unrepaired:
+        typer.echo(f"NOT repaired: {line}")
+    again = run_fsck(st, verify_data=verify_data, connectivity=connectivity, quarantine=False)
+    for root, key in again.missing:
+        typer.echo(f"still missing  {key} referenced by {root}")
+    typer.echo(f"repair: {len(done.repaired)} repaired, {len(done.unrepaired)} run(s) not repaired")
+    return again.ok and done.ok
 
 
 def gc(
@@ -218,6 +245,28 @@ def audit(
         raise typer.Exit(1)
 
 
+def rm_run(
+    run: Annotated[str, typer.Argument(help="The run: its journal name (run-...) or a unique prefix of it.")],
+    store_dir: StoreOption = None,
+    apply: Annotated[bool, typer.Option("--apply", help="Delete for real (default: dry run).")] = False,
+) -> None:
+    """Delete one run: its journal and its results/ and runs/ refs (dry run unless --apply); gc frees its objects."""
+    from ..store_repair import find_run, remove_run
+
+    st = _open(store_dir)
+    removal = remove_run(st, find_run(st, run), apply=apply)
+    what = (["journal"] if removal.journal else []) + [f"ref {ref}" for ref in removal.refs]
+    info = removal.info
+    about = "" if info is None else (f" (model {info.model_id!r}, policy {info.policy!r}, "
+                                     f"{info.episodes_done}/{info.episodes_scheduled} episodes, {info.state})")
+    verb = "deleted" if removal.applied else "would delete"
+    typer.echo(f"run {removal.run}{about}: {verb} {', '.join(what) or 'nothing'}")
+    if removal.applied:
+        typer.echo("its objects are now unreferenced: `emberbench store gc` collects them after the grace period")
+    else:
+        typer.echo("dry run: nothing deleted (use --apply)")
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``store`` command group to ``app``."""
     store_app = typer.Typer(
@@ -225,4 +274,5 @@ def register(app: typer.Typer) -> None:
     )
     for func in (ls, cat, fsck, gc, audit):
         store_app.command(func.__name__)(user_errors(func))
+    store_app.command("rm-run")(user_errors(rm_run))
     app.add_typer(store_app, name="store")

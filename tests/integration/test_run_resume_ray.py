@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from emberbench.errors import OutputLockedError, PolicyError, ResultError
+from emberbench.errors import OutputLockedError, PolicyError
 from emberbench.results import load_result
 from emberbench.runner import run_evaluation
 from emberbench.store_runner import open_store
@@ -18,7 +18,7 @@ POLICIES = "tests.integration.cluster_policies"
 
 @pytest.fixture(scope="module")
 def manifest(suite):  # noqa: ANN001
-    return small_manifest(suite, seeds=(3, 11, 12))
+    return small_manifest(suite, seeds=(3, 11, 12, 13))
 
 
 @pytest.fixture(scope="module")
@@ -36,32 +36,6 @@ def _ray_run(suite, manifest, out, store, policy="greedy", workers=2):  # noqa: 
         return summary, ex.auth_calls
 
 
-def test_resume_on_ray_replays_on_workers_and_regenerates(ray_cluster, suite, manifest, local_bytes, tmp_path):
-    """Journaled records are checked on the workers; a deleted one is played again to the same bytes."""
-    store = open_store(tmp_path / "s")
-    _ray_run(suite, manifest, tmp_path / "a.json", store)
-    (name,) = store.journal_names()
-    digests = [e.data["digest"] for e in store.read_journal(name).entries if "digest" in e.data]
-    store.layout.object_path(digests[2]).unlink()
-    summary, calls = _ray_run(suite, manifest, tmp_path / "b.json", store)
-    assert calls >= 2
-    assert summary.from_journal == len(manifest.episodes) - 1 and summary.regenerated == 1 and summary.ran == 0
-    assert (tmp_path / "b.json").read_bytes() == local_bytes
-    assert store.get(digests[2], verify_data=True)
-
-
-def test_tampered_artifact_is_refused_on_ray(ray_cluster, suite, manifest, tmp_path):
-    """With Ray and a store, an artifact at --out that fails replay on the workers is refused and kept."""
-    store = open_store(tmp_path / "s")
-    out = tmp_path / "a.json"
-    _ray_run(suite, manifest, out, store)
-    tamper_metric(out)
-    before = out.read_bytes()
-    with pytest.raises(ResultError, match="stored metrics differ"):
-        _ray_run(suite, manifest, out, store)
-    assert out.read_bytes() == before
-
-
 def test_factory_sharing_one_policy_is_refused_on_workers(ray_cluster, suite, manifest, tmp_path):
     """Issue 11 defect 8: on Ray workers too, a factory returning one object twice stops the run."""
     with pytest.raises(PolicyError, match="already returned"):
@@ -69,8 +43,7 @@ def test_factory_sharing_one_policy_is_refused_on_workers(ray_cluster, suite, ma
                  workers=1)
 
 
-@pytest.mark.parametrize("with_store", [False, True])
-def test_two_ray_runs_racing_on_one_out(ray_cluster, suite, manifest, tmp_path, with_store):
+def test_two_ray_runs_racing_on_one_out(ray_cluster, suite, manifest, tmp_path):
     """Issue 11 defect 3: two Ray runs started together on one --out: exactly one proceeds."""
     from emberbench.cluster import run_on_ray
 
@@ -79,7 +52,7 @@ def test_two_ray_runs_racing_on_one_out(ray_cluster, suite, manifest, tmp_path, 
     outcomes: dict[str, object] = {}
 
     def go(model_id: str, policy: str) -> None:
-        store = open_store(tmp_path / "s") if with_store else None
+        store = open_store(tmp_path / "s")
         barrier.wait()
         try:
             outcomes[model_id] = run_on_ray(manifest, suite, policy, model_id, out, store=store, workers=1)
@@ -96,3 +69,61 @@ def test_two_ray_runs_racing_on_one_out(ray_cluster, suite, manifest, tmp_path, 
     assert len(refused) == 1 and len(winners) == 1, outcomes
     assert "is being written by another run (pid" in str(outcomes[refused[0]])
     assert load_result(out, suite).model_id == winners[0]
+
+
+KILLS = (4, 5, 7)
+
+
+@pytest.fixture(scope="module")
+def frozen_ray_runs(ray_cluster, suite, manifest, tmp_path_factory):  # noqa: ANN001
+    """One Ray run, frozen (as a SIGKILL would leave it) after each of ``KILLS`` episodes."""
+    from emberbench.cluster import RayExecutor
+    from tests.run_support import freeze
+
+    base = tmp_path_factory.mktemp("ray-kills")
+    live = base / "live"
+    live.mkdir()
+    frozen = {kill: base / f"frozen-{kill}" for kill in KILLS}
+
+    def progress(done: int, total: int) -> None:
+        if done in frozen and not frozen[done].exists():
+            freeze(live, frozen[done])
+
+    store = open_store(live / "store")
+    with RayExecutor(suite, "greedy", workers=2, store_root=store.root) as ex:
+        run_evaluation(manifest, suite, "greedy", "g", live / "r.json", executor=ex, store=store,
+                       checkpoint_every=2, progress=progress)
+    return frozen
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kill,kind,pick,regenerated", [
+    (4, "record-delete", 1, 0),  # the record is also in the checkpointed artifact: put back from there
+    (7, "record-byte", 6, 1),  # the 7th record is only in the journal (checkpoint after 6): played again
+    (5, "artifact-metric", 0, 0),  # caught only by replaying the artifact's records on the workers
+])
+def test_killed_and_damaged_ray_runs_resume_safely(frozen_ray_runs, suite, manifest, local_bytes, tmp_path, kill,
+                                                   kind, pick, regenerated):
+    """The resume property on Ray, for fixed cases: refused unchanged, or byte-identical with records intact."""
+    from emberbench.errors import EmberError
+    from tests.run_support import freeze, journaled_keys, tamper
+
+    folder = tmp_path / "run"
+    freeze(frozen_ray_runs[kill], folder)
+    store = open_store(folder / "store")
+    if kind == "artifact-metric":
+        tamper_metric(folder / "r.json")
+    else:
+        assert tamper(folder, store, kind, pick=pick, offset=123) == kind
+    out = folder / "r.json"
+    before = out.read_bytes()
+    try:
+        summary, auth_calls = _ray_run(suite, manifest, out, store)
+    except EmberError as exc:
+        assert kind == "artifact-metric" and out.read_bytes() == before
+        assert "stored metrics differ" in str(exc)
+        return
+    assert kind != "artifact-metric" and out.read_bytes() == local_bytes
+    assert auth_calls >= 2  # the artifact's and the journal's records were replayed on the workers
+    assert summary.regenerated == regenerated and summary.ran == len(manifest.episodes) - kill
+    assert all(store.get(k, verify_data=True) for k in journaled_keys(store))
