@@ -42,6 +42,7 @@ def adopt_artifact(sink: Any, suite: Any, authenticator: Any,
     """
     from .results import load_result
     from .runner import check_resumable
+    from .store_runner import store_name
 
     existing = load_result(sink.out, suite, authenticator=authenticator)
     check_resumable(existing.manifest.hash, existing.model_id, sink.manifest, sink.model_id, sink.out)
@@ -50,7 +51,7 @@ def adopt_artifact(sink: Any, suite: Any, authenticator: Any,
         if known is not None and known != e.record_digest:
             raise RunIntegrityError(
                 f"integrity error: {sink.out} episode {e.index} has record {e.record_digest}, but the run journal "
-                f"{sink.name} in store {sink.store.root} has {known}; nothing was changed", subject=known)
+                f"{sink.name} in store {store_name(sink.store)} has {known}; nothing was changed", subject=known)
     imported = []
     for e in existing.episodes:
         record = e.record.canonical_bytes()
@@ -84,7 +85,7 @@ def verify_journaled(sink: Any, verifier: Verifier, journaled: dict[int, str]) -
     Raises:
         RunIntegrityError: an intact record does not authenticate.
     """
-    from .store_runner import REGENERATE
+    from .store_runner import REGENERATE, store_name
 
     items = [(sink.manifest.episodes[i], d) for i, d in sorted(journaled.items()) if not sink.has(i)]
     if not items:
@@ -103,7 +104,7 @@ def verify_journaled(sink: Any, verifier: Verifier, journaled: dict[int, str]) -
         else:
             raise RunIntegrityError(
                 f"integrity error: journaled episode {index}: {payload.decode(errors='replace')} (store "
-                f"{sink.store.root}); nothing was repaired", subject=digest)
+                f"{store_name(sink.store)}); nothing was repaired", subject=digest)
     return passed
 
 

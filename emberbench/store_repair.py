@@ -181,7 +181,7 @@ def find_run(store: Any, prefix: str) -> str:
     Raises:
         StoreUsageError: no run, or several, match.
     """
-    from .store_runner import RESULT_REF_PREFIX
+    from .store_runner import RESULT_REF_PREFIX, store_name
 
     names = set(store.journal_names())
     for ref in store.refs.names():
@@ -191,7 +191,7 @@ def find_run(store: Any, prefix: str) -> str:
     wanted = prefix if prefix.startswith("run-") else f"run-{prefix}"
     matches = sorted(n for n in names if n.startswith(wanted))
     if not matches:
-        raise StoreUsageError(f"no run in store {store.root} matches {prefix!r}")
+        raise StoreUsageError(f"no run in store {store_name(store)} matches {prefix!r}")
     if len(matches) > 1:
         raise StoreUsageError(f"{prefix!r} matches {len(matches)} runs ({', '.join(m[:16] for m in matches[:4])}"
                               f"{', ...' if len(matches) > 4 else ''}); give more of the name")

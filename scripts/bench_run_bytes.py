@@ -1,40 +1,44 @@
 #!/usr/bin/env python3
-"""Bytes written by a 1,000-episode run: store + journal versus rewrite-after-every-episode.
+"""Bytes written, peak memory and resume authentication of a store-backed run, with default options.
 
-One run, side by side, on the same manifest (the public suite under enough
-seeds to reach ``--episodes``), with the in-process executor and ``greedy``:
+For each size given (``--episodes 1000 20000``), on a manifest of the public
+suite under enough seeds to reach it, with ``greedy`` and the in-process
+executor, each step in a fresh child process (so /proc/self/io and the peak
+RSS count that step alone):
 
-* store runner: the bytes this process hands to write() (``wchar`` in
-  /proc/self/io) while it runs with a fresh store: record objects, journal
-  entries, the final artifact and the artifact object under its ref;
-* rewrite runner (the spec's store-less runner): it writes the whole artifact
-  after every episode, so its total is the sum of the artifact's size after
-  each episode. That sum is computed from the same episodes' chunk sizes
-  (writing several GB would only wear the disk); ``--check-rewrite N``
-  measures a real rewrite run on the first N episodes to show the formula
-  agrees with wchar.
+1. **run**: ``run_evaluation`` with a fresh store and every other option at
+   its default (the CLI's defaults: checkpoints every 60 s within their
+   budget). Reported: the bytes the process handed to write() (``wchar``:
+   record objects, journal, checkpoints, the final artifact and its stored
+   copy, run-info objects) divided by the final artifact's size (target
+   <= 2.5 at every size, not growing with n); the peak RSS.
+2. **resume**: the same run again into a new ``--out``: every journaled
+   episode is read back from the store, checked and replayed before the
+   artifact is written. Reported: its time against the time of *playing*
+   the same episodes (``play_to_outcome`` with the policy, no store, same
+   process kind), target <= 1.0.
 
-Target: store-runner bytes at most 2.5 x the final artifact.
+The peak RSS at two sizes gives the memory slope per episode and an
+extrapolation to 10^5 episodes (target <= 1 GiB, slope <= about 2 KiB).
+The rewrite-after-every-episode runner (no store) is not run: its total is
+quadratic (``--rewrite`` prints the computed total for comparison).
 
-Usage: .venv/bin/python scripts/bench_run_bytes.py [--episodes 1000] [--check-rewrite 120]
+Usage: .venv/bin/python scripts/bench_run_bytes.py [--episodes 1000 20000] [--dir /tmp] [--skip-play]
 """
 
 from __future__ import annotations
 
 import argparse
-import shutil
+import json
+import resource
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from emberbench.manifest import EvaluationManifest, ManifestEntry, build_manifest  # noqa: E402
-from emberbench.results import artifact_chunks  # noqa: E402
-from emberbench.runner import run_evaluation  # noqa: E402
-from emberbench.store_runner import open_store  # noqa: E402
-from emberbench.suite import load_suite  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 
 def wchar() -> int:
@@ -44,67 +48,90 @@ def wchar() -> int:
     raise RuntimeError("no wchar in /proc/self/io")
 
 
-def manifest_of(suite, episodes: int) -> EvaluationManifest:  # noqa: ANN001
+def manifest_of(suite, episodes: int):  # noqa: ANN001, ANN201
+    from emberbench.manifest import EvaluationManifest, ManifestEntry, build_manifest
+
     seeds = list(range(-(-episodes // len(suite.scenarios))))
     full = build_manifest(suite, seeds)
     entries = tuple(ManifestEntry(e.index, e.scenario_id, e.scenario_hash, e.seed) for e in full.episodes[:episodes])
     return EvaluationManifest(full.suite_id, full.suite_version, full.suite_hash, entries)
 
 
-def rewrite_total(manifest: EvaluationManifest, model: str, artifact: bytes) -> int:
-    """Sum of the artifact's size after each episode, from the final artifact's chunk sizes."""
-    import json
+def child(step: str, episodes: int, folder: Path) -> dict[str, float]:
+    """One measured step, in this (child) process; the manifest is read from its file, as the CLI does."""
+    from emberbench.manifest import load_manifest
+    from emberbench.runner import play_to_outcome, run_evaluation
+    from emberbench.store_runner import open_store
+    from emberbench.suite import load_suite
 
-    from emberbench.canonical import canonical_bytes
-    from emberbench.results import episode_chunk
+    suite = load_suite()
+    manifest = load_manifest(folder / "manifest.json", suite)
+    assert len(manifest.episodes) == episodes
+    w0, t0 = wchar(), time.perf_counter()
+    if step == "play":
+        from emberbench.policies.spec import resolve_policy
 
-    data = json.loads(artifact)
-    sizes = []
-    for e in data["episodes"]:
-        entry = manifest.episodes[e["index"]]
-        sizes.append(len(episode_chunk(entry, canonical_bytes(e["record"]), e["record_digest"],
-                                       canonical_bytes(e["metrics"]))))
-    empty = sum(map(len, artifact_chunks(manifest, model, [])))
-    total, running = empty, 0  # the zero-episode artifact is written first
-    for k, size in enumerate(sizes, start=1):
-        running += size
-        total += empty + running + (k - 1)  # k - 1 commas between k chunks
-    return total
+        factory = resolve_policy("greedy")
+        for entry in manifest.episodes:
+            play_to_outcome(suite, entry, factory)
+    else:
+        out = folder / ("run.json" if step == "run" else "resumed.json")
+        summary = run_evaluation(manifest, suite, "greedy", "bench", out, store=open_store(folder / "store"))
+        assert summary.completed == episodes and (step == "run" or summary.from_journal == episodes)
+    seconds = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return {"seconds": seconds, "written": wchar() - w0, "peak_rss": peak}
+
+
+def measure(step: str, episodes: int, folder: Path) -> dict[str, float]:
+    done = subprocess.run([sys.executable, __file__, "--child", step, str(episodes), str(folder)],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{step} at {episodes} failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--episodes", type=int, default=1000)
-    ap.add_argument("--check-rewrite", type=int, default=120, help="episodes of a real rewrite run (0: skip)")
-    ap.add_argument("--dir", type=Path, default=None)
+    ap.add_argument("--episodes", type=int, nargs="+", default=[1000, 20000])
+    ap.add_argument("--dir", type=Path, default=None, help="where the temporary store and artifacts go")
+    ap.add_argument("--skip-play", action="store_true", help="do not time plain play (no auth/play ratio)")
+    ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.child:
+        step, episodes, folder = args.child
+        print(json.dumps(child(step, int(episodes), Path(folder))))
+        return 0
+    from emberbench.manifest import write_manifest
+    from emberbench.suite import load_suite
+
     suite = load_suite()
-    manifest = manifest_of(suite, args.episodes)
-    with tempfile.TemporaryDirectory(dir=args.dir, prefix="bench-run-bytes-") as tmp:
-        tmp_path = Path(tmp)
-        store = open_store(tmp_path / "store")
-        out = tmp_path / "store-run.json"
-        w0, t0 = wchar(), time.perf_counter()
-        run_evaluation(manifest, suite, "greedy", "bench", out, store=store)
-        store_bytes, store_s = wchar() - w0, time.perf_counter() - t0
-        artifact = out.read_bytes()
-        rewrite = rewrite_total(manifest, "bench", artifact)
-        print(f"{len(manifest.episodes)} episodes, final artifact {len(artifact):,} bytes")
-        print(f"store runner   wrote {store_bytes:>15,} bytes = {store_bytes / len(artifact):6.2f} x artifact "
-              f"({store_s:.1f} s)  target <= 2.5")
-        print(f"rewrite runner writes {rewrite:>14,} bytes = {rewrite / len(artifact):6.1f} x artifact (computed)")
-        print(f"ratio rewrite / store: {rewrite / store_bytes:.1f}")
-        if args.check_rewrite:
-            small = EvaluationManifest(manifest.suite_id, manifest.suite_version, manifest.suite_hash,
-                                       manifest.episodes[: args.check_rewrite])
-            out2 = tmp_path / "rewrite.json"
-            w0 = wchar()
-            run_evaluation(small, suite, "greedy", "bench", out2)
-            measured = wchar() - w0
-            predicted = rewrite_total(small, "bench", out2.read_bytes())
-            print(f"check on {len(small.episodes)} episodes: rewrite runner measured {measured:,} bytes, "
-                  f"formula {predicted:,} ({measured / predicted:.4f})")
-        shutil.rmtree(tmp_path / "store")
+    rows = []
+    for n in args.episodes:
+        with tempfile.TemporaryDirectory(dir=args.dir, prefix="bench-run-bytes-") as tmp:
+            folder = Path(tmp)
+            write_manifest(manifest_of(suite, n), folder / "manifest.json")
+            run = measure("run", n, folder)
+            size = (folder / "run.json").stat().st_size
+            resume = measure("resume", n, folder)
+            play = None if args.skip_play else measure("play", n, folder)
+        rows.append((n, size, run, resume, play))
+        ratio = run["written"] / size
+        line = (f"{n:>7,} episodes: artifact {size:>13,} B, run wrote {run['written']:>14,} B = {ratio:5.2f} x "
+                f"artifact (target <= 2.5), run {run['seconds']:7.1f} s, peak RSS {run['peak_rss'] / 2**20:7.1f} MiB")
+        print(line)
+        resume_line = (f"{'':>7}           resume authenticated {n:,} journaled episodes in {resume['seconds']:.1f} s"
+                       f" (peak RSS {resume['peak_rss'] / 2**20:.1f} MiB)")
+        if play is not None:
+            resume_line += (f"; playing them takes {play['seconds']:.1f} s: ratio {resume['seconds'] / play['seconds']:.2f}"
+                            " (target <= 1.0)")
+        print(resume_line, flush=True)
+    if len(rows) >= 2:
+        (n1, _, r1, _, _), (n2, _, r2, _, _) = rows[0], rows[-1]
+        slope = (r2["peak_rss"] - r1["peak_rss"]) / (n2 - n1)
+        fixed = r1["peak_rss"] - slope * n1
+        print(f"run peak RSS: {slope / 1024:.2f} KiB per episode + {fixed / 2**20:.0f} MiB fixed; "
+              f"extrapolated to 100,000 episodes: {(fixed + slope * 1e5) / 2**30:.2f} GiB (target <= 1 GiB)")
     return 0
 
 

@@ -31,13 +31,18 @@ def finished(tmp_path, suite):  # noqa: ANN001
     return store, out, name, keys
 
 
-def test_fsck_repair_regenerates_records_gc_deleted(finished, suite) -> None:  # noqa: ANN001
-    """Issue 11 defect 4: records of a finished run deleted by gc are played again by `fsck --repair`."""
+def test_fsck_repair_regenerates_lost_records(finished, suite) -> None:  # noqa: ANN001
+    """Issue 11 defect 4: lost records of a finished run (and its manifest) are played again by `fsck --repair`."""
     store, out, name, keys = finished
-    gc(store, grace_seconds=0, apply=True)
-    lost = [k for k in keys if not store.has(k)]
+    gc(store, grace_seconds=0, apply=True)  # deletes what no root holds (the records, before finished journals were roots)
+    lost = keys[::2]
+    for key in lost:
+        store.layout.object_path(key).unlink(missing_ok=True)
+    store.layout.object_path(store.read_journal(name).entries[0].keys[0]).unlink(missing_ok=True)  # the manifest
+    missing = [k for k in keys if not store.has(k)]
+    assert set(lost) <= set(missing)
     report = repair_store(store, suite)
-    assert report.ok and len(report.repaired) == len(lost)
+    assert report.ok and len(report.repaired) == len(missing)
     assert all(store.get(k, verify_data=True) for k in keys)
     assert fsck(store, verify_data=True, connectivity=True).ok
 
