@@ -39,6 +39,8 @@ from .errors import OutputLockedError, OutputPathError
 from .run_info import utc_now
 
 LOCK_SUFFIX = ".lock"
+LOCK_FILE_VERSION = 1
+"""Version of the lock file's content (``output_lock``); it only ever serves messages."""
 _MAX_HOLDER_BYTES = 4096
 _ATTEMPTS = 10
 _HOLDER_WAIT_SECONDS = 0.5
@@ -124,8 +126,8 @@ class OutputLock:
     def _record_holder(self) -> None:
         previous = _read_holder(self._fd)
         self.stale = previous or None
-        text = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "started": utc_now()},
-                          sort_keys=True).encode()
+        text = json.dumps({"output_lock": LOCK_FILE_VERSION, "pid": os.getpid(), "host": socket.gethostname(),
+                           "started": utc_now()}, sort_keys=True).encode()
         try:
             os.ftruncate(self._fd, 0)
             os.pwrite(self._fd, text + b"\n", 0)
@@ -179,8 +181,8 @@ def _read_holder(fd: int) -> dict[str, Any]:
         holder = parse_json(os.pread(fd, _MAX_HOLDER_BYTES, 0), where="lock file")
     except (OSError, ValueError):
         return {}
-    if not isinstance(holder, dict):
-        return {}
+    if not isinstance(holder, dict) or holder.get("output_lock", LOCK_FILE_VERSION) != LOCK_FILE_VERSION:
+        return {}  # not ours, or another version: name no holder rather than guess
     return {k: holder[k] for k in ("pid", "host", "started") if isinstance(holder.get(k), (int, str))}
 
 

@@ -1,0 +1,111 @@
+"""Run identity: the run-info format (golden sample, future version refused, validation) and the journal header."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from emberbench.errors import RunInfoError
+from emberbench.run_info import JournalHeader, RunInfo, read_run_info, run_info_ref, write_run_info
+from emberbench.runner import run_evaluation
+from emberbench.store_runner import open_store
+from tests.conftest import ROOT
+from tests.run_support import small_manifest
+
+GOLDEN = ROOT / "tests" / "golden"
+
+
+def golden() -> dict:
+    return json.loads((GOLDEN / "run-info-1.0.json").read_text())
+
+
+def test_golden_run_info_round_trips() -> None:
+    """The golden sample parses and serializes back to its exact bytes."""
+    info = RunInfo.from_dict(golden())
+    assert info.state == "complete" and info.verification is not None and info.verification.verdict == "ok"
+    assert info.to_bytes() + b"\n" == (GOLDEN / "run-info-1.0.json").read_bytes()
+
+
+def test_future_run_info_is_refused() -> None:
+    """A run-info of a newer version is refused, naming the version."""
+    with pytest.raises(RunInfoError, match="run_info_version '2.0' is not supported"):
+        RunInfo.from_dict(json.loads((GOLDEN / "run-info-future.json").read_text()))
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"extra": 1}, "unknown key"),
+    ({"model_id": None}, "model_id must be"),
+    ({"state": "done"}, "state must be one of"),
+    ({"episodes_done": 37}, "exceeds episodes_scheduled"),
+    ({"episodes_done": True}, "episodes_done must be"),
+    ({"started": "yesterday"}, "started must be an ISO 8601"),
+    ({"result": "XYZ"}, "result must be a lowercase SHA-256"),
+    ({"policy": "cmd:a\nb"}, "policy must be"),
+    ({"verification": {"at": "2025-01-01T00:00:00Z", "by": "x", "verdict": "fine", "detail": ""}},
+     "verdict must be one of"),
+])
+def test_run_info_validation(change, message) -> None:  # noqa: ANN001
+    """Each malformed field is refused with a message naming it."""
+    data = {**golden(), **change}
+    with pytest.raises(RunInfoError, match=message):
+        RunInfo.from_dict(data)
+    missing = golden()
+    del missing["host"]
+    with pytest.raises(RunInfoError, match="missing key"):
+        RunInfo.from_dict(missing)
+
+
+def test_journal_header_versions() -> None:
+    """The journal header round-trips; another header version is refused."""
+    header = JournalHeader("greedy", "0.2.0", "2025-01-31T12:00:00Z")
+    assert JournalHeader.from_dict(header.to_dict()) == header
+    with pytest.raises(RunInfoError, match="header version 2 is not supported"):
+        JournalHeader.from_dict({**header.to_dict(), "run_header": 2})
+
+
+def test_a_run_records_its_provenance_and_nothing_secret(tmp_path, suite, monkeypatch) -> None:  # noqa: ANN001
+    """A finished run's run-info names policy, manifest, suite, versions and result; no environment value."""
+    monkeypatch.setenv("EMBERBENCH_TEST_SECRET", "s3cr3t-t0ken-value")
+    store = open_store(tmp_path / "s")
+    manifest = small_manifest(suite)
+    summary = run_evaluation(manifest, suite, "greedy", "m", tmp_path / "r.json", store=store)
+    (name,) = store.journal_names()
+    info = read_run_info(store, name)
+    assert info is not None and info.run == name and info.policy == "greedy" and info.model_id == "m"
+    assert info.manifest_hash == manifest.hash and info.suite_hash == suite.hash
+    assert info.state == "complete" and info.episodes_done == info.episodes_scheduled == len(manifest.episodes)
+    assert info.result == summary.result_digest and info.started == summary.journal_started and info.ended
+    raw = store.get(store.refs.get(run_info_ref(name)))
+    assert b"s3cr3t" not in raw and str(tmp_path).encode() not in raw
+    assert all(value.encode() not in raw for key, value in os.environ.items() if len(value) > 12 and "PATH" not in key)
+
+
+def test_a_failed_run_is_recorded_as_failed(tmp_path, suite) -> None:  # noqa: ANN001
+    """A run stopped by its policy leaves a run-info in state failed with the episodes done so far."""
+    store = open_store(tmp_path / "s")
+    calls = [0]
+
+    def factory():  # noqa: ANN202
+        from emberbench.policies import GreedyPolicy
+
+        calls[0] += 1
+        if calls[0] == 3:
+            raise RuntimeError("stop")
+        return GreedyPolicy()
+
+    with pytest.raises(RuntimeError):
+        run_evaluation(small_manifest(suite), suite, factory, "m", tmp_path / "r.json", store=store)
+    info = read_run_info(store, store.journal_names()[0])
+    assert info is not None and info.state == "failed" and info.episodes_done == 2
+
+
+def test_write_run_info_is_the_one_writer(tmp_path) -> None:  # noqa: ANN001
+    """write_run_info stores the canonical bytes and points runs/<run> at them; read_run_info reads them back."""
+    store = open_store(tmp_path / "s")
+    info = RunInfo.from_dict(golden())
+    key = write_run_info(store, info)
+    assert store.refs.get(run_info_ref(info.run)) == key
+    assert read_run_info(store, info.run) == info
+    assert read_run_info(store, "run-" + "0" * 64) is None
