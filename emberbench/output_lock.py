@@ -37,10 +37,9 @@ from typing import Any
 from .atomic import check_output_path
 from .errors import OutputLockedError, OutputPathError
 from .run_info import utc_now
+from .versions import OUTPUT_LOCK_VERSION
 
 LOCK_SUFFIX = ".lock"
-LOCK_FILE_VERSION = 1
-"""Version of the lock file's content (``output_lock``); it only ever serves messages."""
 _MAX_HOLDER_BYTES = 4096
 _ATTEMPTS = 10
 _HOLDER_WAIT_SECONDS = 0.5
@@ -126,7 +125,7 @@ class OutputLock:
     def _record_holder(self) -> None:
         previous = _read_holder(self._fd)
         self.stale = previous or None
-        text = json.dumps({"output_lock": LOCK_FILE_VERSION, "pid": os.getpid(), "host": socket.gethostname(),
+        text = json.dumps({"output_lock": OUTPUT_LOCK_VERSION, "pid": os.getpid(), "host": socket.gethostname(),
                            "started": utc_now()}, sort_keys=True).encode()
         try:
             os.ftruncate(self._fd, 0)
@@ -181,7 +180,7 @@ def _read_holder(fd: int) -> dict[str, Any]:
         holder = parse_json(os.pread(fd, _MAX_HOLDER_BYTES, 0), where="lock file")
     except (OSError, ValueError):
         return {}
-    if not isinstance(holder, dict) or holder.get("output_lock", LOCK_FILE_VERSION) != LOCK_FILE_VERSION:
+    if not isinstance(holder, dict) or holder.get("output_lock", OUTPUT_LOCK_VERSION) != OUTPUT_LOCK_VERSION:
         return {}  # not ours, or another version: name no holder rather than guess
     return {k: holder[k] for k in ("pid", "host", "started") if isinstance(holder.get(k), (int, str))}
 

@@ -41,8 +41,9 @@ VERDICTS = ("ok", "partial", "failed")
 RUN_INFO_REF_PREFIX = "runs/"
 MAX_RUN_INFO_BYTES = 64 * 1024
 MAX_TEXT = 4096
-_TIME_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
-_HEADER_KEYS = frozenset({"run_header", "policy", "emberbench_version", "started"})
+_TIME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+_RUN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+HEADER_KEYS = frozenset({"run_header", "policy", "emberbench_version", "started"})
 
 
 def utc_now() -> str:
@@ -114,7 +115,7 @@ class JournalHeader:
         if isinstance(data, dict) and "run_header" in data and data["run_header"] != RUN_HEADER_VERSION:
             raise RunInfoError(f"run journal header version {data['run_header']!r} is not supported "
                                f"(this code reads {RUN_HEADER_VERSION})")
-        data = _exact_keys(dict(data) if hasattr(data, "keys") else data, _HEADER_KEYS, "run journal header")
+        data = _exact_keys(dict(data) if hasattr(data, "keys") else data, HEADER_KEYS, "run journal header")
         return cls(data["policy"], data["emberbench_version"], data["started"])
 
 
@@ -147,7 +148,7 @@ class Verification:
         return {"at": self.at, "by": self.by, "verdict": self.verdict, "detail": self.detail}
 
 
-_INFO_KEYS = frozenset({
+INFO_KEYS = frozenset({
     "run_info_version", "run", "model_id", "policy", "manifest_hash", "suite_id", "suite_version", "suite_hash",
     "emberbench_version", "python_version", "ray_version", "host", "user", "started", "ended", "episodes_done",
     "episodes_scheduled", "state", "result", "verification",
@@ -195,8 +196,16 @@ class RunInfo:
     verification: Verification | None = None
 
     def __post_init__(self) -> None:
-        _text(self.run, "run", limit=128)
-        for name in ("model_id", "policy", "suite_id", "suite_version", "emberbench_version", "python_version",
+        if not isinstance(self.run, str) or _RUN_RE.fullmatch(self.run) is None:
+            raise RunInfoError(f"run must be a journal name ([A-Za-z0-9][A-Za-z0-9._-]{{0,127}}), got {self.run!r:.80}")
+        from .errors import ResultError
+        from .results import validate_model_id
+
+        try:
+            validate_model_id(self.model_id)
+        except ResultError as exc:
+            raise RunInfoError(str(exc)) from None
+        for name in ("policy", "suite_id", "suite_version", "emberbench_version", "python_version",
                      "host", "user"):
             _text(getattr(self, name), name)
         if self.ray_version is not None:
@@ -245,7 +254,7 @@ class RunInfo:
             raise RunInfoError(f"{where}: run_info_version {data.get('run_info_version')!r} is not supported "
                                f"(this code reads {RUN_INFO_VERSION!r})")
         try:
-            data = _exact_keys(data, _INFO_KEYS, where)
+            data = _exact_keys(data, INFO_KEYS, where)
             fields = {k: v for k, v in data.items() if k != "run_info_version"}
             check = fields["verification"]
             if check is not None:

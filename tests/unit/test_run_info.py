@@ -37,6 +37,8 @@ def test_future_run_info_is_refused() -> None:
 @pytest.mark.parametrize(("change", "message"), [
     ({"extra": 1}, "unknown key"),
     ({"model_id": None}, "model_id must be"),
+    ({"model_id": " m"}, "whitespace"),
+    ({"run": "../x"}, "run must be a journal name"),
     ({"state": "done"}, "state must be one of"),
     ({"episodes_done": 37}, "exceeds episodes_scheduled"),
     ({"episodes_done": True}, "episodes_done must be"),
@@ -109,3 +111,21 @@ def test_write_run_info_is_the_one_writer(tmp_path) -> None:  # noqa: ANN001
     assert store.refs.get(run_info_ref(info.run)) == key
     assert read_run_info(store, info.run) == info
     assert read_run_info(store, "run-" + "0" * 64) is None
+
+
+def test_what_a_run_stores_meets_the_schemas(tmp_path, suite) -> None:  # noqa: ANN001
+    """The run-info and the journal header a real run stores, and a live lock file, meet their JSON Schemas."""
+    from emberbench.output_lock import OutputLock, lock_path_of
+    from tests.schema_check import schema_errors
+
+    store = open_store(tmp_path / "s")
+    run_evaluation(small_manifest(suite), suite, "greedy", "m", tmp_path / "r.json", store=store)
+    (name,) = store.journal_names()
+    info = json.loads(store.get(store.refs.get(run_info_ref(name))))
+    header = dict(store.read_journal(name).entries[0].data)
+    assert schema_errors(info, "run-info", shipped=True) == []
+    assert schema_errors(header, "run-header", shipped=True) == []
+    with OutputLock(tmp_path / "r.json"):
+        lock = json.loads(lock_path_of(tmp_path / "r.json").read_text())
+    assert schema_errors(lock, "output-lock", shipped=True) == []
+    assert schema_errors({**info, "state": "done"}, "run-info", shipped=True)

@@ -98,6 +98,8 @@ KEY_SETS = [
     ("result", "/properties/episodes/items", "emberbench.results:EPISODE_KEYS"),
     ("metrics", "/properties/counts", "emberbench.metrics:COUNT_KEYS"),
     ("grouped-rates-input", "", "emberbench.grouped_rates.inputs:_TOP_KEYS"),
+    ("run-info", "", "emberbench.run_info:INFO_KEYS"),
+    ("run-header", "", "emberbench.run_info:HEADER_KEYS"),
 ]
 
 
