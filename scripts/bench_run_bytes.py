@@ -14,9 +14,11 @@ RSS count that step alone):
    <= 2.5 at every size, not growing with n); the peak RSS.
 2. **resume**: the same run again into a new ``--out``: every journaled
    episode is read back from the store, checked and replayed before the
-   artifact is written. Reported: its time against the time of *playing*
-   the same episodes (``play_to_outcome`` with the policy, no store, same
-   process kind), target <= 1.0.
+   artifact is written. Reported: the time of that authentication (wall and
+   CPU) against the time of *playing* the same episodes
+   (``play_to_outcome`` with the policy, no store, in a fresh process),
+   target <= 1.0; and the whole resume (authentication, then writing the
+   artifact and checking the stored result) against play.
 
 The peak RSS at two sizes gives the memory slope per episode and an
 extrapolation to 10^5 episodes (target <= 1 GiB, slope <= about 2 KiB).
@@ -67,7 +69,8 @@ def child(step: str, episodes: int, folder: Path) -> dict[str, float]:
     suite = load_suite()
     manifest = load_manifest(folder / "manifest.json", suite)
     assert len(manifest.episodes) == episodes
-    w0, t0 = wchar(), time.perf_counter()
+    timed = _time_authentication()
+    w0, t0, c0 = wchar(), time.perf_counter(), time.process_time()
     if step == "play":
         from emberbench.policies.spec import resolve_policy
 
@@ -78,9 +81,33 @@ def child(step: str, episodes: int, folder: Path) -> dict[str, float]:
         out = folder / ("run.json" if step == "run" else "resumed.json")
         summary = run_evaluation(manifest, suite, "greedy", "bench", out, store=open_store(folder / "store"))
         assert summary.completed == episodes and (step == "run" or summary.from_journal == episodes)
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return {"seconds": seconds, "written": wchar() - w0, "peak_rss": peak}
+    out = {"step": step, "episodes": episodes, "seconds": seconds, "cpu": cpu, "written": wchar() - w0,
+           "peak_rss": peak, "auth_seconds": timed[0], "auth_cpu": timed[1]}
+    with open(folder.parent / "bench-run-bytes.jsonl", "a") as log:  # every step's figures, kept after cleanup
+        log.write(json.dumps(out) + "\n")
+    return out
+
+
+def _time_authentication() -> list[float]:
+    """Wrap the resume's authentication of journaled episodes to time it alone: [wall, cpu] seconds."""
+    import emberbench.store_adopt as adopt
+    import emberbench.store_runner as runner
+
+    timed = [0.0, 0.0]
+    real = adopt.verify_journaled
+
+    def verify_journaled(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        t0, c0 = time.perf_counter(), time.process_time()
+        try:
+            return real(*args, **kwargs)
+        finally:
+            timed[0] += time.perf_counter() - t0
+            timed[1] += time.process_time() - c0
+
+    runner.verify_journaled = verify_journaled
+    return timed
 
 
 def measure(step: str, episodes: int, folder: Path) -> dict[str, float]:
@@ -120,11 +147,14 @@ def main() -> int:
         line = (f"{n:>7,} episodes: artifact {size:>13,} B, run wrote {run['written']:>14,} B = {ratio:5.2f} x "
                 f"artifact (target <= 2.5), run {run['seconds']:7.1f} s, peak RSS {run['peak_rss'] / 2**20:7.1f} MiB")
         print(line)
-        resume_line = (f"{'':>7}           resume authenticated {n:,} journaled episodes in {resume['seconds']:.1f} s"
-                       f" (peak RSS {resume['peak_rss'] / 2**20:.1f} MiB)")
+        resume_line = (f"{'':>7}           resume: authenticating {n:,} journaled episodes took {resume['auth_seconds']:.1f} s "
+                       f"({resume['auth_cpu']:.1f} s CPU), the whole resume {resume['seconds']:.1f} s "
+                       f"(peak RSS {resume['peak_rss'] / 2**20:.1f} MiB)")
         if play is not None:
-            resume_line += (f"; playing them takes {play['seconds']:.1f} s: ratio {resume['seconds'] / play['seconds']:.2f}"
-                            " (target <= 1.0)")
+            resume_line += (f"; playing them takes {play['seconds']:.1f} s ({play['cpu']:.1f} s CPU): authentication / "
+                            f"play = {resume['auth_seconds'] / play['seconds']:.2f} wall, "
+                            f"{resume['auth_cpu'] / play['cpu']:.2f} CPU (target <= 1.0); whole resume / play = "
+                            f"{resume['seconds'] / play['seconds']:.2f}")
         print(resume_line, flush=True)
     if len(rows) >= 2:
         (n1, _, r1, _, _), (n2, _, r2, _, _) = rows[0], rows[-1]

@@ -88,3 +88,16 @@ def test_corrupt_record_is_regenerated_and_reported(tmp_path, mpath) -> None:  #
     assert again.exit_code == 0, again.output
     assert "1 regenerated" in again.output and "policy raised" not in again.output
     assert store.get(key, verify_data=True)
+
+
+def test_run_on_a_locked_output_is_refused_in_one_line(tmp_path, mpath) -> None:  # noqa: ANN001
+    """Issue 11 defect 3: a run whose --out another run holds is refused at once, naming the holder."""
+    import os
+
+    from emberbench.output_lock import OutputLock
+
+    out = tmp_path / "g.json"
+    with OutputLock(out):
+        line = error_line(run(mpath, out, "--no-store"))
+    assert f"is being written by another run (pid {os.getpid()} on host" in line
+    assert not out.exists()
