@@ -302,14 +302,70 @@ def run_info_ref(run: str) -> str:
 
 
 def write_run_info(store: Any, info: RunInfo) -> str:
-    """Store ``info`` and point ``runs/<run>`` at it; the only way a run-info is written.
+    """Store ``info`` and point ``runs/<run>`` at it; the only way a run's own progress is written.
+
+    The ref moves by compare-and-swap: a verification another process
+    recorded meanwhile (:func:`record_verification`) is carried over unless
+    ``info`` brings a newer one, so neither writer loses the other's update.
 
     Returns:
         The key of the stored run-info.
     """
-    key = store.put(info.to_bytes())
-    store.refs.set(run_info_ref(info.run), key)
+
+    def change(current_key: str | None) -> str:
+        merged = info
+        current = _readable(store, current_key)
+        if current is not None and current.verification is not None and (
+                info.verification is None or info.verification.at < current.verification.at):
+            merged = info.replace(verification=current.verification)
+        return store.put(merged.to_bytes())
+
+    key = store.refs.update(run_info_ref(info.run), change)
+    assert key is not None
     return key
+
+
+def record_verification(store: Any, run: str, verification: Verification) -> RunInfo:
+    """Record the last verification of ``run`` in its run-info (compare-and-swap; nothing else changes).
+
+    Raises:
+        RunInfoError: the run has no readable run-info.
+    """
+    updated: list[RunInfo] = []
+
+    def change(current_key: str | None) -> str:
+        current = _readable(store, current_key)
+        if current is None:
+            raise RunInfoError(f"run {run} has no readable run-info ({run_info_ref(run)})")
+        updated[:] = [current.replace(verification=verification)]
+        return store.put(updated[0].to_bytes())
+
+    store.refs.update(run_info_ref(run), change)
+    return updated[0]
+
+
+def _readable(store: Any, key: str | None) -> RunInfo | None:
+    """The run-info stored under ``key``, or None when there is none or it cannot be read."""
+    from emberbench.store import StoreError
+
+    if key is None:
+        return None
+    try:
+        return _parse_stored(store, key, "run-info")
+    except (RunInfoError, StoreError):
+        return None
+
+
+def _parse_stored(store: Any, key: str, where: str) -> RunInfo:
+    from .input_policy import parse_json
+
+    if store.size(key) > MAX_RUN_INFO_BYTES:
+        raise RunInfoError(f"{where}: run-info object {key} is larger than {MAX_RUN_INFO_BYTES} bytes")
+    try:
+        parsed = parse_json(store.get(key), where=where)
+    except ValueError as exc:
+        raise RunInfoError(str(exc)) from None
+    return RunInfo.from_dict(parsed, where=where)
 
 
 def read_run_info(store: Any, run: str) -> RunInfo | None:
@@ -321,8 +377,6 @@ def read_run_info(store: Any, run: str) -> RunInfo | None:
     """
     from emberbench.store import RefError
 
-    from .input_policy import parse_json
-
     ref = run_info_ref(run)
     try:
         key = store.refs.get(ref)
@@ -330,14 +384,7 @@ def read_run_info(store: Any, run: str) -> RunInfo | None:
         if exc.reason == "no such ref":
             return None
         raise
-    if store.size(key) > MAX_RUN_INFO_BYTES:
-        raise RunInfoError(f"ref {ref}: run-info object {key} is larger than {MAX_RUN_INFO_BYTES} bytes")
-    data = store.get(key)
-    try:
-        parsed = parse_json(data, where=f"ref {ref}")
-    except ValueError as exc:
-        raise RunInfoError(str(exc)) from None
-    return RunInfo.from_dict(parsed, where=f"ref {ref}")
+    return _parse_stored(store, key, f"ref {ref}")
 
 
 __all__ = [
@@ -347,6 +394,7 @@ __all__ = [
     "Verification",
     "is_header_entry",
     "read_run_info",
+    "record_verification",
     "run_info_ref",
     "software_versions",
     "this_host",

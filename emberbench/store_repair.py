@@ -77,13 +77,15 @@ def _repair_run(store: Any, suite: Any, name: str, agent_timeout: float | None) 
     lost = {i: d for i, d in sorted(episodes.items()) if not _intact(store, d)}
     result = state.finish.data.get("result") if state.finish is not None else None
     result_lost = isinstance(result, str) and not _intact(store, result)
-    if not lost and not result_lost:
+    manifest_keys = entries[0].keys if entries and is_header_entry(entries[0].data) else ()
+    manifest_lost = any(not _intact(store, key) for key in manifest_keys)
+    if not lost and not result_lost and not manifest_lost:
         return []
-    if not entries or not is_header_entry(entries[0].data):
+    if not manifest_keys:
         raise StoreUsageError("its journal does not record the run's policy (an older EMBERBench); "
                               f"{len(lost)} record(s) cannot be regenerated")
     header = JournalHeader.from_dict(entries[0].data)
-    manifest = _manifest_of(store, entries[0].keys, result)
+    manifest = _manifest_of(store, manifest_keys, result)
     from .manifest import check_manifest
 
     check_manifest(manifest, suite)
@@ -94,6 +96,9 @@ def _repair_run(store: Any, suite: Any, name: str, agent_timeout: float | None) 
                                 "regenerated", path=name) from None
     done = []
     try:
+        if manifest_lost:
+            store.put(manifest.canonical_bytes())
+            done.append(f"run {name}: manifest {manifest.hash} restored from its stored result")
         done += _regenerate(store, suite, manifest, header.policy, lost, agent_timeout)
     finally:
         journal.close()

@@ -129,3 +129,19 @@ def test_what_a_run_stores_meets_the_schemas(tmp_path, suite) -> None:  # noqa: 
         lock = json.loads(lock_path_of(tmp_path / "r.json").read_text())
     assert schema_errors(lock, "output-lock", shipped=True) == []
     assert schema_errors({**info, "state": "done"}, "run-info", shipped=True)
+
+
+def test_a_recorded_verification_survives_the_runs_own_updates(tmp_path) -> None:  # noqa: ANN001
+    """record_verification changes only the verdict; a later progress update keeps it (compare-and-swap)."""
+    from emberbench.run_info import Verification, record_verification
+
+    store = open_store(tmp_path / "s")
+    info = RunInfo.from_dict({**golden(), "verification": None, "state": "running", "ended": None})
+    write_run_info(store, info)
+    verdict = Verification(at="2025-03-01T00:00:00Z", by="auditor@host", verdict="ok", detail="36/36")
+    assert record_verification(store, info.run, verdict).verification == verdict
+    write_run_info(store, info.replace(state="complete", ended="2025-03-01T00:01:00Z"))
+    after = read_run_info(store, info.run)
+    assert after is not None and after.state == "complete" and after.verification == verdict
+    with pytest.raises(RunInfoError, match="no readable run-info"):
+        record_verification(store, "run-" + "1" * 64, verdict)
