@@ -21,7 +21,8 @@ starts (if there is nothing to resume), at checkpoints, and at the end. A
 time checkpoint is skipped when it would take the checkpoints of the run past
 :data:`CHECKPOINT_BUDGET` of the projected final artifact (the journal already
 makes every finished episode durable). Once complete, the artifact is also
-stored as an object under ``results/<journal name>`` and the journal is
+stored as an object under ``results/<journal name>`` (streamed from the file
+just written: neither copy is ever whole in memory) and the journal is
 finished.
 
 This module is imported only when a store is used, so the core does not
@@ -341,22 +342,25 @@ class StoreSink:
 
     def _store_result(self) -> str:
         """Store the complete artifact under ``results/<name>`` and finish the journal (idempotent)."""
-        from emberbench.store import Codec, IntegrityError, ObjectNotFoundError, RefError
+        from emberbench.store import Codec, IntegrityError, KeyMismatchError, ObjectNotFoundError, RefError
 
         finished = self._finished_result()
         if finished is not None and finished != self.digest:
             raise RunIntegrityError(
                 f"integrity error: {self.out} assembles to {self.digest}, but run {self.name} finished with result "
                 f"{finished}; nothing was repaired", subject=finished)
+        intact = finished is not None
         try:
-            intact = finished is not None and self.store.get(finished, verify_data=True) is not None
+            if intact:
+                self.store.check(finished, verify_data=True)  # in pieces, never whole
         except (IntegrityError, ObjectNotFoundError):
             intact = False
         if not intact:
-            key = self._put_artifact(Codec.ZLIB)
-            if key != self.digest:
+            try:
+                self._put_artifact(Codec.ZLIB)
+            except KeyMismatchError as exc:
                 raise RunIntegrityError(f"integrity error: {self.out} changed while it was being stored "
-                                        f"(read {key}, wrote {self.digest})", subject=key)
+                                        f"(read {exc.actual}, wrote {self.digest})", subject=self.digest) from None
         ref = result_ref_name(self.manifest.hash, self.model_id)
         try:
             current = self.store.refs.get(ref)
@@ -369,15 +373,8 @@ class StoreSink:
         return self.digest
 
     def _put_artifact(self, codec: Any) -> str:
-        """Store the artifact file as one object, streaming when the store can."""
-        put_file = getattr(self.store, "put_file", None)
-        if callable(put_file):
-            return put_file(self.out, key=self.digest, codec=codec)
-        from .input_policy import RESULT, open_input
-
-        with open_input(self.out, RESULT) as handle:
-            data = handle.read()
-        return self.store.put(data, codec=codec)
+        """Store the artifact file just written as one object, read in pieces (never whole in memory)."""
+        return self.store.put_file(self.out, key=self.digest, codec=codec)
 
 
 def open_store(locator: str | Path, *, create: bool = True) -> Any:

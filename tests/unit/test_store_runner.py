@@ -178,3 +178,27 @@ def test_corrupt_object_during_a_run_is_an_integrity_error(tmp_path, suite, mani
     with pytest.raises(RunIntegrityError, match=name) as info:
         run_evaluation(manifest, suite, "greedy", "m", tmp_path / "g.json", store=store)
     assert isinstance(info.value, EmberError)
+
+
+@pytest.mark.parametrize("backend", ["local", "s3"])
+def test_resume_checks_and_regenerates_on_either_backend(tmp_path, request, suite, manifest, reference, backend):  # noqa: ANN001
+    """On a local or an S3 store: a deleted record is played again, a tampered artifact is refused untouched."""
+    locator = tmp_path / "s" if backend == "local" else request.getfixturevalue("s3_locator")
+    store = open_store(locator)
+    out = tmp_path / "g.json"
+    run_evaluation(manifest, suite, "greedy", "m", out, store=store)
+    (name,) = store.journal_names()
+    key = [e.data["digest"] for e in store.read_journal(name).entries if "digest" in e.data][2]
+    if backend == "local":
+        object_file(store, key).unlink()
+    else:
+        b = store.backend
+        b.client.delete_object(Bucket=b.bucket, Key=f"{b.prefix}objects/{key[:2]}/{key[2:]}")
+        store.close()
+        store = open_store(locator)  # as the next run would (this one remembers what it put)
+    assert not store.has(key)
+    summary = run_evaluation(manifest, suite, "greedy", "m", tmp_path / "new.json", store=store)
+    assert summary.regenerated == 1 and (tmp_path / "new.json").read_bytes() == reference
+    tamper_metric(out)
+    with pytest.raises(ResultError, match="stored metrics differ"):
+        run_evaluation(manifest, suite, "greedy", "m", out, store=store)
