@@ -24,6 +24,8 @@ from .errors import RunIntegrityError
 from .resume_auth import CORRUPT, MISSING, OK, StoredItem, StoredVerdict
 
 Verifier = Callable[[Sequence[StoredItem]], list[StoredVerdict]]
+VERIFY_BATCH = 8192
+"""Journaled episodes checked per call of the verifier (each call is spread over every worker)."""
 
 
 def adopt_artifact(sink: Any, suite: Any, authenticator: Any,
@@ -85,13 +87,20 @@ def verify_journaled(sink: Any, verifier: Verifier, journaled: dict[int, str]) -
     Raises:
         RunIntegrityError: an intact record does not authenticate.
     """
+    items = [(sink.manifest.episodes[i], d) for i, d in sorted(journaled.items()) if not sink.has(i)]
+    passed = 0
+    # In batches, so that the verdicts (1 KB of metrics each) are packed as they come, not all held at once.
+    for start in range(0, len(items), VERIFY_BATCH):
+        batch = items[start:start + VERIFY_BATCH]
+        passed += _take_verdicts(sink, batch, verifier(batch))
+    return passed
+
+
+def _take_verdicts(sink: Any, batch: Sequence[StoredItem], verdicts: list[StoredVerdict]) -> int:
     from .store_runner import REGENERATE, store_name
 
-    items = [(sink.manifest.episodes[i], d) for i, d in sorted(journaled.items()) if not sink.has(i)]
-    if not items:
-        return 0
     passed = 0
-    for (entry, digest), (index, status, payload, size) in zip(items, verifier(items), strict=True):
+    for (entry, digest), (index, status, payload, size) in zip(batch, verdicts, strict=True):
         if index != entry.index:
             raise RunIntegrityError(f"integrity error: verdicts out of order ({index} for {entry.index})",
                                     subject=digest)
