@@ -137,6 +137,22 @@ def authenticate(record: RunRecord | dict[str, Any], suite: Any) -> EpisodeMetri
     else:
         parsed = record_from_dict(record)
         given_bytes = None
+    return authenticate_parsed(parsed, suite, given_bytes)
+
+
+def authenticate_parsed(parsed: RunRecord, suite: Any, given_bytes: bytes | None = None) -> EpisodeMetrics:
+    """:func:`authenticate` for a record already parsed by :func:`~emberbench.record.record_from_dict`.
+
+    Args:
+        parsed: the parsed record.
+        suite: resolves the scenario by id and content hash.
+        given_bytes: the record's canonical JSON if the caller has it
+            (``parsed.canonical_bytes()`` otherwise); the replay must
+            reproduce exactly these bytes.
+
+    Raises:
+        RecordAuthenticationError: naming the field or step that differs.
+    """
     try:
         scenario = suite.resolve(parsed.scenario_id, parsed.scenario_hash)
     except SuiteError as exc:

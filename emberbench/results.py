@@ -13,6 +13,10 @@ Because canonical JSON of a nested object is the canonical JSON of its parts,
 the artifact can be assembled from the stored canonical bytes of each record
 without parsing them again (:func:`artifact_chunks`). The result digest is the
 SHA-256 of the artifact file as saved (canonical JSON and the newline).
+
+Reading and verifying stream the file (:mod:`emberbench.result_stream`);
+:func:`load_result` is a convenience on top that keeps every episode in
+memory, for library users with results that fit there.
 """
 
 from __future__ import annotations
@@ -22,12 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .canonical import CanonicalFormError, canonical_bytes, is_sha256_hex, parse_json_strict, sha256_hex
+from .canonical import CanonicalFormError, canonical_bytes, parse_json_strict
 from .episode import authenticate
 from .errors import ManifestError, RecordAuthenticationError, ResultError
-from .manifest import EvaluationManifest, ManifestEntry, check_manifest, manifest_from_dict
+from .input_policy import RESULT, open_input
+from .manifest import EvaluationManifest, ManifestEntry, manifest_from_dict
 from .metrics import EpisodeMetrics
-from .record import RunRecord, record_from_dict
+from .record import RunRecord
 from .suite import Suite
 from .versions import RESULT_VERSION
 
@@ -158,7 +163,7 @@ Authenticator = Callable[[list[dict[str, Any]], Suite], list[EpisodeMetrics]]
 
 
 def authenticate_all(records: list[dict[str, Any]], suite: Suite) -> list[EpisodeMetrics]:
-    """Authenticate records one after another, in process (the default authenticator)."""
+    """Authenticate records one after another, in process (the older list form of a replayer)."""
     out = []
     for i, record in enumerate(records):
         try:
@@ -180,22 +185,32 @@ def parse_result_bytes(raw: bytes, *, where: str) -> dict[str, Any]:
 
 
 def read_result_manifest(path: str | Path) -> tuple[EvaluationManifest, str, dict[str, Any], bytes]:
-    """Structural read of an artifact: its manifest and model id, without any replay.
+    """Whole-file structural read of an artifact: its manifest and model id, without any replay.
+
+    This holds the whole file and its parse; commands use
+    :func:`emberbench.result_stream.read_header` instead, which reads only the
+    header of a canonical artifact.
 
     Returns:
         (manifest, model_id, parsed object, raw bytes).
     """
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise ResultError(f"{p}: cannot read result artifact: {exc.strerror}") from None
-    data = parse_result_bytes(raw, where=str(p))
-    manifest, model_id = _check_header(data, str(p))
+    with open_input(path, RESULT, error=ResultError) as handle:
+        raw = handle.read()
+    data = parse_result_bytes(raw, where=str(path))
+    manifest, model_id = check_header(data, str(path))
     return manifest, model_id, data, raw
 
 
-def _check_header(data: dict[str, Any], where: str) -> tuple[EvaluationManifest, str]:
+def check_header(data: dict[str, Any], where: str) -> tuple[EvaluationManifest, str]:
+    """Check the top-level fields of an artifact object (``episodes`` only for presence).
+
+    Returns:
+        (manifest, model_id).
+
+    Raises:
+        ResultError: the first failing check: version, keys, model id,
+            embedded manifest, its hash, then each repeated header field.
+    """
     if "result_version" in data and data["result_version"] != RESULT_VERSION:
         raise ResultError(
             f"{where}: unsupported result_version {data['result_version']!r} (this version reads {RESULT_VERSION!r})"
@@ -221,84 +236,64 @@ def _check_header(data: dict[str, Any], where: str) -> tuple[EvaluationManifest,
     return manifest, model_id
 
 
+def _collect(source: Any, suite: Suite, where: str | None, authenticator: Any) -> EvaluationResult:
+    from .result_stream import verify_artifact
+
+    episodes: list[ResultEpisode] = []
+
+    def keep(e: Any) -> None:
+        episodes.append(ResultEpisode(entry=e.entry, record_digest=e.record_digest, record=e.record,
+                                      metrics=e.metrics))
+
+    done = verify_artifact(source, suite, sink=keep, replayer=authenticator, where=where)
+    return EvaluationResult(model_id=done.model_id, manifest=done.manifest, episodes=tuple(episodes),
+                            digest=done.digest)
+
+
 def result_from_dict(data: dict[str, Any], suite: Suite, *, raw: bytes | None = None, where: str = "result",
-                     authenticator: Authenticator = authenticate_all) -> EvaluationResult:
-    """Verify an artifact object completely and return the result (spec section 5).
+                     authenticator: Any = None) -> EvaluationResult:
+    """Verify an artifact held in memory completely and return the result (spec section 5).
+
+    The checks are those of :func:`emberbench.result_stream.verify_artifact`,
+    run over ``raw`` (the bytes ``data`` was parsed from) or, without it,
+    over the canonical serialization of ``data``.
 
     Args:
         data: the parsed artifact.
         suite: the suite the manifest must target.
-        raw: the artifact bytes as read; if given they must equal the
-            canonical re-serialization (and define the digest).
+        raw: the artifact bytes as read; they define the digest and must be
+            canonical.
         where: names the source in messages.
-        authenticator: replays the records (in process by default; the
-            cluster passes a parallel one with identical verdicts).
+        authenticator: where records are replayed (a replayer or the older
+            list form; in process by default).
 
     Raises:
         ResultError: the first check that fails, saying what and where.
     """
-    manifest, model_id = _check_header(data, where)
-    try:
-        check_manifest(manifest, suite)
-    except ManifestError as exc:
-        raise ResultError(f"{where}: {exc}") from None
-    episodes = data["episodes"]
-    if not isinstance(episodes, list):
-        raise ResultError(f"{where}: episodes must be a list")
-    last = -1
-    parsed: list[tuple[ManifestEntry, str, RunRecord, dict[str, Any]]] = []
-    for pos, e in enumerate(episodes):
-        at = f"{where}: episodes[{pos}]"
-        if not isinstance(e, dict) or set(e) != EPISODE_KEYS:
-            keys = sorted(e) if isinstance(e, dict) else type(e).__name__
-            raise ResultError(f"{at} must have exactly the keys {sorted(EPISODE_KEYS)}, got {keys}")
-        index = e["index"]
-        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(manifest.episodes):
-            raise ResultError(f"{at}: index {index!r} is not in the manifest")
-        if index <= last:
-            raise ResultError(f"{at}: index {index} is out of manifest order or repeated (after {last})")
-        last = index
-        entry = manifest.episodes[index]
-        for name in ("scenario_id", "scenario_hash", "seed"):
-            if e[name] != getattr(entry, name) or type(e[name]) is not type(getattr(entry, name)):
-                raise ResultError(f"{at}: {name} {e[name]!r} differs from manifest entry {index}")
+    import io
+
+    if raw is None:
         try:
-            record = record_from_dict(e["record"])
-        except RecordAuthenticationError as exc:
-            raise ResultError(f"{at}: {exc}") from None
-        for name in ("scenario_id", "scenario_hash", "seed"):
-            if getattr(record, name) != getattr(entry, name):
-                raise ResultError(f"{at}: record header {name} differs from manifest entry {index}")
-        digest = e["record_digest"]
-        if not is_sha256_hex(digest):
-            raise ResultError(f"{at}: record_digest is not a lowercase SHA-256 hex digest")
-        # The whole artifact must re-serialize to its own bytes (checked below),
-        # so the record's canonical form here is the form it has in the file.
-        if sha256_hex(canonical_bytes(e["record"])) != digest:
-            raise ResultError(f"{at}: record does not match record_digest {digest}")
-        parsed.append((entry, digest, record, e["metrics"]))
-    # Checked before the replay (which may already be running on other
-    # workers), so that this serial step overlaps it instead of following it.
-    expected = canonical_bytes(data) + b"\n"
-    if raw is not None and raw != expected:
-        raise ResultError(f"{where}: the artifact is not in canonical form (re-serialization differs)")
-    try:
-        recomputed = authenticator([e["record"] for e in episodes], suite)
-    except RecordAuthenticationError as exc:
-        raise ResultError(f"{where}: authentication failed: {exc}") from None
-    out = []
-    for (entry, digest, record, stored), metrics in zip(parsed, recomputed):
-        if canonical_bytes(stored) != canonical_bytes(metrics.to_dict()):
-            raise ResultError(f"{where}: episode {entry.index}: stored metrics differ from the metrics "
-                              "recomputed from the authenticated record")
-        out.append(ResultEpisode(entry=entry, record_digest=digest, record=record, metrics=metrics))
-    return EvaluationResult(model_id=model_id, manifest=manifest, episodes=tuple(out), digest=sha256_hex(expected))
+            raw = canonical_bytes(data) + b"\n"
+        except CanonicalFormError as exc:
+            raise ResultError(f"{where}: {exc}") from None
+    return _collect(io.BytesIO(raw), suite, where, authenticator)
 
 
-def load_result(path: str | Path, suite: Suite, *, authenticator: Authenticator = authenticate_all) -> EvaluationResult:
-    """Read and verify a result artifact file (every check of the spec, full replay)."""
-    _, _, data, raw = read_result_manifest(path)
-    return result_from_dict(data, suite, raw=raw, where=str(path), authenticator=authenticator)
+def load_result(path: str | Path, suite: Suite, *, authenticator: Any = None) -> EvaluationResult:
+    """Read and verify a result artifact file (every check of the spec, full replay), keeping every episode.
+
+    Memory grows with the artifact: commands use
+    :func:`emberbench.result_stream.verify_artifact` with a sink instead.
+    """
+    return _collect(path, suite, None, authenticator)
+
+
+def read_artifact_header(path: str | Path) -> dict[str, Any]:
+    """An artifact's top-level fields other than ``episodes``, read from the end (see :mod:`.result_stream`)."""
+    from .result_stream import read_artifact_header as read_tail
+
+    return read_tail(path)
 
 
 __all__ = [
@@ -306,8 +301,10 @@ __all__ = [
     "ResultEpisode",
     "artifact_chunks",
     "authenticate_all",
+    "check_header",
     "episode_chunk",
     "load_result",
+    "read_artifact_header",
     "read_result_manifest",
     "result_from_dict",
     "validate_model_id",

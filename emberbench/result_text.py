@@ -1,0 +1,429 @@
+"""The JSON text of a result artifact, read as a stream: one top-level member or episode at a time.
+
+A result artifact can be far larger than memory allows to parse at once, so
+this module reads its text in blocks and parses the top-level object member
+by member, and the ``episodes`` array element by element, with the same
+strict parser every reader uses (no duplicate keys, no NaN or infinity,
+nesting capped). Only the element being parsed, and the header members, are
+held at any time.
+
+The verdict on malformed text is the one the whole-document parse
+(:func:`emberbench.canonical.parse_json_strict`) gives, message for message:
+
+* the positions in "Expecting ',' delimiter: line 1 column 52 (char 51)" are
+  those of the whole document, not of the block being parsed;
+* an undecodable byte anywhere in the file is reported before a syntax error
+  found earlier (the whole-document parse decodes everything first), so after
+  a syntax error the rest of the file is still decoded, and not kept;
+* a duplicate top-level key is reported when the object closes, as the
+  strict parser's hook does;
+* nesting deeper than 64 levels is reported as such, also where the C parser
+  would give up first.
+
+Two things differ from parsing the whole text, both only for input that is
+refused anyway: a nesting bomb that lies *after* the first syntax or encoding
+error is not looked for (the first error is reported), and a single JSON
+value (one episode, the manifest) longer than :data:`MAX_VALUE_CHARS` is
+refused with its own message. A number too large for a double (``1e400``) is
+refused as it is read, naming the file.
+
+:class:`ArtifactWalker` also tracks whether the text is exactly the canonical
+JSON of what it holds, except for the episode elements themselves, whose
+canonical form the caller checks from the parts it parses anyway.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import json
+import math
+import re
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+from .canonical import canonical_json
+from .errors import CanonicalFormError, ResultError
+from .input_policy import MAX_JSON_DEPTH, check_json_depth
+
+BLOCK_BYTES = 1 << 20
+"""Bytes read from the file at a time."""
+MAX_VALUE_CHARS = 256 << 20
+"""Longest single JSON value (an episode with its record, or the manifest) this reader holds."""
+TRUNCATION_MARGIN = 32
+"""A parse error this close to the end of the text read so far may just mean the value goes on."""
+
+DISCARDED = object()
+"""Stands in the header for a member whose value was checked but not kept."""
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_WS = " \t\n\r"
+
+
+class _Text:
+    """The decoded text of a binary stream, a window at a time, with document positions for messages.
+
+    ``buf`` holds the text from document character ``start`` on; callers drop
+    what they no longer need with :meth:`drop`. Raw bytes go into ``hasher``
+    as they are read, so the caller gets the digest of the whole file.
+    """
+
+    def __init__(self, handle: BinaryIO, where: str, hasher: Any) -> None:
+        self._handle, self.where, self._hasher = handle, where, hasher
+        self._head = handle.read(4)
+        self.encoding = json.detect_encoding(self._head)
+        self._decoder = codecs.getincrementaldecoder(self.encoding)("surrogatepass")
+        self._fed = 0
+        self.buf = ""
+        self.start = 0
+        self._lines = 0
+        self._last_newline = -1
+        self.eof = False
+        self.decode_error: str | None = None
+
+    def more(self) -> bool:
+        """Read and decode one more block; False when no more text can come."""
+        if self.eof:
+            return False
+        if self._head is not None:
+            block, self._head = self._head + self._handle.read(BLOCK_BYTES), None
+        else:
+            block = self._handle.read(BLOCK_BYTES)
+        if self._hasher is not None and block:
+            self._hasher.update(block)
+        before = self._fed
+        self._fed += len(block)
+        state = self._decoder.getstate()
+        try:
+            text = self._decoder.decode(block, final=not block)
+        except UnicodeDecodeError as exc:
+            text = self._decode_failed(exc, block, before, state)
+        if not block:
+            self.eof = True
+        self.buf += text
+        return bool(text) or not self.eof
+
+    def _decode_failed(self, exc: UnicodeDecodeError, block: bytes, before: int, state: Any) -> str:
+        """Record the error as the whole-file decode would word it; return the text before it."""
+        pending = len(state[0]) if isinstance(state[0], bytes | bytearray) else 0
+        # The decoder reports positions in (pending bytes + block), after a BOM it consumed.
+        skipped = 0
+        if before == 0 and self.encoding == "utf-8-sig" and block.startswith(codecs.BOM_UTF8):
+            skipped = 3
+        offset = before - pending + skipped
+        start, end = offset + exc.start, offset + exc.end
+        if self.encoding == "utf-8-sig":
+            start, end = start - 3, end - 3
+        if exc.end == exc.start + 1:
+            what = f"byte 0x{exc.object[exc.start]:02x} in position {start}"
+        else:
+            what = f"bytes in position {start}-{end - 1}"
+        self.decode_error = (f"{self.where}: not valid JSON: '{exc.encoding}' codec can't decode {what}: "
+                             f"{exc.reason}")
+        self.eof = True
+        cut = max(0, exc.start - pending + skipped)
+        prefix = codecs.getincrementaldecoder(self.encoding)("surrogatepass")
+        prefix.setstate(state)
+        try:
+            return prefix.decode(block[:cut])
+        except UnicodeDecodeError:  # pragma: no cover - the prefix decoded once already
+            return ""
+
+    def ensure(self, i: int) -> bool:
+        """Make ``buf[i]`` available if the text goes that far."""
+        while i >= len(self.buf):
+            if not self.more():
+                return False
+        return True
+
+    def drop(self, upto: int) -> None:
+        """Forget ``buf[:upto]`` (document positions stay right)."""
+        if upto <= 0:
+            return
+        gone = self.buf[:upto]
+        newlines = gone.count("\n")
+        if newlines:
+            self._lines += newlines
+            self._last_newline = self.start + gone.rfind("\n")
+        self.start += upto
+        self.buf = self.buf[upto:]
+
+    def position(self, i: int) -> str:
+        """``line L column C (char P)`` of ``buf[i]``, as ``json.JSONDecodeError`` words it."""
+        k = self.buf.rfind("\n", 0, i)
+        line = self._lines + self.buf.count("\n", 0, i) + 1
+        column = i - k if k >= 0 else self.start + i - self._last_newline
+        return f"line {line} column {column} (char {self.start + i})"
+
+    def drain(self) -> None:
+        """Decode the rest of the file without keeping it (to find an undecodable byte)."""
+        while not self.eof:
+            self.buf = ""
+            self.more()
+
+
+class ArtifactWalker:
+    """Parse a result artifact's text in one pass, yielding the ``episodes`` elements.
+
+    Iterate :meth:`episodes`; when it is exhausted the whole document has
+    been parsed and these attributes are set:
+
+    Attributes:
+        header: every top-level member except ``episodes``, in file order.
+        episodes_kind: ``"array"``, ``"other"`` (then ``episodes_value`` holds
+            it) or None when the key is absent.
+        canonical: the text is the canonical JSON of the document plus one
+            newline, as far as the walker can tell (the caller compares each
+            episode element with its canonical form; see :meth:`mark_not_canonical`).
+        digest: SHA-256 of every byte of the file (valid once exhausted).
+
+    Raises:
+        ResultError: from the iteration, for text that is not valid JSON, is
+            not an object, nests too deep or holds an out-of-range number.
+    """
+
+    def __init__(self, handle: BinaryIO, where: str, *, keep: frozenset[str] | None = None) -> None:
+        self.where = where
+        self._keep = keep
+        self._hasher = hashlib.sha256()
+        self._t = _Text(handle, where, self._hasher)
+        self._decoder = json.JSONDecoder(parse_constant=self._no_constant, object_pairs_hook=self._unique_pairs,
+                                         parse_float=self._finite_float)
+        self.header: dict[str, Any] = {}
+        self.episodes_kind: str | None = None
+        self.episodes_value: Any = None
+        self.canonical = self._t.encoding == "utf-8"
+        self.digest = ""
+
+    # -- the strict parser's hooks, worded as parse_json_strict words them
+    def _no_constant(self, name: str) -> Any:
+        raise CanonicalFormError(f"{self.where}: JSON constant {name} is not allowed")
+
+    def _unique_pairs(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise CanonicalFormError(f"{self.where}: duplicate key {key!r}")
+            out[key] = value
+        return out
+
+    def _finite_float(self, text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            raise CanonicalFormError(f"{self.where}: JSON number {text} is too large for a double")
+        return value
+
+    def mark_not_canonical(self) -> None:
+        """The caller found an episode element that is not in canonical form."""
+        self.canonical = False
+
+    # -- failures
+    def _fail(self, message: str) -> ResultError:
+        """A parse failure; an undecodable byte later in the file takes precedence, as in a whole-file parse."""
+        if self._t.decode_error is None:
+            self._t.drain()
+        return ResultError(self._t.decode_error or message)
+
+    def _syntax(self, msg: str, i: int) -> ResultError:
+        return self._fail(f"{self.where}: not valid JSON: {msg}: {self._t.position(i)}")
+
+    def _too_deep(self) -> ResultError:
+        return ResultError(f"{self.where}: JSON nests deeper than {MAX_JSON_DEPTH} levels")
+
+    # -- lexing helpers over the window
+    def _skip(self, i: int) -> int:
+        t = self._t
+        while True:
+            i = _WHITESPACE.match(t.buf, i).end()
+            if i < len(t.buf) or not t.more():
+                return i
+
+    def _peek(self, i: int) -> str:
+        return self._t.buf[i] if self._t.ensure(i) else ""
+
+    def _grow(self, i: int) -> bool:
+        """Read about as much text again as is held from ``i`` on; False when none can come."""
+        t = self._t
+        have = len(t.buf) - i
+        if have > MAX_VALUE_CHARS:
+            raise ResultError(f"{self.where}: a single JSON value at char {t.start + i} is longer than "
+                              f"{MAX_VALUE_CHARS} characters")
+        before = len(t.buf)
+        while len(t.buf) - i < 2 * have + 1 and t.more():
+            pass
+        return len(t.buf) > before
+
+    def _value(self, i: int, outer: int) -> tuple[Any, int]:
+        """Parse the value at ``buf[i]`` (nested ``outer`` levels deep); return it and its end."""
+        t = self._t
+        while True:
+            try:
+                value, end = self._decoder.raw_decode(t.buf, i)
+            except json.JSONDecodeError as exc:
+                cut = exc.pos >= len(t.buf) - TRUNCATION_MARGIN or exc.msg.startswith("Unterminated string")
+                if cut and not t.eof and self._grow(i):
+                    continue
+                raise self._syntax(exc.msg, exc.pos) from None
+            except CanonicalFormError as exc:
+                raise self._fail(str(exc)) from None
+            except RecursionError:
+                raise self._too_deep() from None
+            if end >= len(t.buf) and not t.eof and self._grow(i):
+                continue  # a number or literal may go on in the next block
+            break
+        try:
+            check_json_depth(t.buf[i:end], where=self.where, max_depth=MAX_JSON_DEPTH - outer)
+        except CanonicalFormError:
+            raise self._too_deep() from None
+        return value, end
+
+    def _string(self, i: int) -> tuple[str, int]:
+        """Parse the string whose opening quote is ``buf[i]``."""
+        t = self._t
+        while True:
+            try:
+                return json.decoder.scanstring(t.buf, i + 1, True)
+            except json.JSONDecodeError as exc:
+                if not t.eof and self._grow(i):
+                    continue
+                raise self._syntax(exc.msg, exc.pos) from None
+
+    # -- the document
+    def episodes(self) -> Iterator[tuple[int, Any, str]]:
+        """Yield ``(position, element, element text)`` for each ``episodes`` element, parsing everything."""
+        t = self._t
+        i = self._skip(0)
+        if i > 0:
+            self.canonical = False
+        first = self._peek(i)
+        if first != "{":
+            yield from self._not_object(i)
+            return
+        i += 1
+        seen: set[str] = set()
+        duplicate: str | None = None
+        last_key: str | None = None
+        j = self._skip(i)
+        self.canonical &= j == i
+        i = j
+        if self._peek(i) == "}":
+            i += 1
+        else:
+            while True:
+                if self._peek(i) != '"':
+                    raise self._syntax("Expecting property name enclosed in double quotes", i)
+                key, end = self._string(i)
+                if canonical_json(key) != t.buf[i:end] or (last_key is not None and key <= last_key):
+                    self.canonical = False
+                last_key = key
+                if key in seen and duplicate is None:
+                    duplicate = key
+                i = self._skip(end)
+                self.canonical &= i == end
+                if self._peek(i) != ":":
+                    raise self._syntax("Expecting ':' delimiter", i)
+                j = self._skip(i + 1)
+                self.canonical &= j == i + 1
+                i = j
+                wanted = key not in seen and (self._keep is None or key in self._keep or key == "episodes")
+                if key == "episodes" and wanted and self._peek(i) == "[":
+                    self.episodes_kind = "array"
+                    i = yield from self._array(i, yield_elements=True)
+                elif not wanted and self._peek(i) == "[":
+                    # Not needed (a duplicate or a key the caller does not read): checked, not held.
+                    self.canonical = False
+                    if key not in seen:
+                        self.header[key] = DISCARDED
+                    i = yield from self._array(i, yield_elements=False)
+                else:
+                    value, end = self._member_value(i)
+                    if key == "episodes" and key not in seen:
+                        self.episodes_kind, self.episodes_value = "other", value
+                    elif key not in seen:
+                        self.header[key] = value
+                        if self.canonical and canonical_json(value) != t.buf[i:end]:
+                            self.canonical = False
+                    i = end
+                seen.add(key)
+                if i > BLOCK_BYTES:
+                    t.drop(i)
+                    i = 0
+                j = self._skip(i)
+                self.canonical &= j == i
+                i = j
+                c = self._peek(i)
+                if c == "}":
+                    i += 1
+                    break
+                if c != ",":
+                    raise self._syntax("Expecting ',' delimiter", i)
+                j = self._skip(i + 1)
+                self.canonical &= j == i + 1
+                i = j
+        if duplicate is not None:
+            raise self._fail(f"{self.where}: duplicate key {duplicate!r}")
+        self._end(i)
+
+    def _member_value(self, i: int) -> tuple[Any, int]:
+        if not self._t.ensure(i):
+            raise self._syntax("Expecting value", i)
+        return self._value(i, outer=1)
+
+    def _array(self, i: int, *, yield_elements: bool, outer: int = 1) -> Iterator[tuple[int, Any, str]]:
+        """Walk the array whose ``[`` is ``buf[i]``, element by element; return the index after ``]``."""
+        t = self._t
+        i += 1
+        j = self._skip(i)
+        self.canonical &= j == i
+        i = j
+        if self._peek(i) == "]":
+            return i + 1
+        position = 0
+        while True:
+            if i > BLOCK_BYTES:
+                t.drop(i)
+                i = 0
+            if not t.ensure(i):
+                raise self._syntax("Expecting value", i)
+            value, end = self._value(i, outer=outer + 1)
+            if yield_elements:
+                yield position, value, t.buf[i:end]
+            position += 1
+            i = self._skip(end)
+            self.canonical &= i == end
+            c = self._peek(i)
+            if c == "]":
+                return i + 1
+            if c != ",":
+                raise self._syntax("Expecting ',' delimiter", i)
+            j = self._skip(i + 1)
+            self.canonical &= j == i + 1
+            i = j
+
+    def _not_object(self, i: int) -> Iterator[tuple[int, Any, str]]:
+        """Parse a top-level value that is not an object, then refuse it (valid JSON) or its syntax."""
+        self.canonical = False
+        if self._peek(i) == "[":
+            i = yield from self._array(i, yield_elements=False, outer=0)
+        else:
+            if not self._t.ensure(i):
+                raise self._syntax("Expecting value", i)
+            _, i = self._value(i, outer=0)
+        self._end(i, not_object=True)
+
+    def _end(self, i: int, *, not_object: bool = False) -> None:
+        """After the top-level value: only whitespace may follow; canonical text ends with one newline."""
+        t = self._t
+        t.drop(i)
+        rest = self._skip(0)
+        if t.ensure(rest):
+            raise self._syntax("Extra data", rest)
+        if t.decode_error is not None:
+            raise ResultError(t.decode_error)
+        self.canonical &= t.buf == "\n"
+        self.digest = self._hasher.hexdigest()
+        if not_object:
+            raise ResultError(f"{self.where}: a result artifact must be a JSON object")
+
+
+__all__ = ["BLOCK_BYTES", "MAX_VALUE_CHARS", "ArtifactWalker"]
