@@ -3,7 +3,9 @@
 An episode is a comparable pair exactly when both results hold an entry whose
 key ``(manifest hash, index, scenario id, scenario hash, seed)`` equals the
 scheduled key. Nothing else (model id, file name, order or time) takes part.
-Results from different manifests are refused before any replay.
+Results from different manifests are refused before any replay: the
+manifests come from the two artifacts' headers, read before either file is
+read in full (:func:`verify_pair`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from typing import Any
 from .canonical import canonical_bytes
 from .errors import PairingError
 from .manifest import EvaluationManifest
-from .results import EvaluationResult, read_result_manifest, result_from_dict
+from .result_stream import Sink, VerifiedArtifact, read_header, verify_artifact
+from .results import EvaluationResult, load_result
 from .suite import Suite
 from .versions import PAIRING_VERSION
 
@@ -66,30 +69,60 @@ def require_same_manifest(a: EvaluationManifest, b: EvaluationManifest) -> None:
 def pair_results(a: EvaluationResult, b: EvaluationResult) -> PairingReport:
     """Pair two loaded results episode by episode on their shared manifest."""
     require_same_manifest(a.manifest, b.manifest)
-    h = a.manifest.hash
-    keys_a = {e.entry.key(h) for e in a.episodes}
-    keys_b = {e.entry.key(h) for e in b.episodes}
-    scheduled = [e.key(h) for e in a.manifest.episodes]
+    return pairing_report(a.manifest, a.model_id, b.model_id, [e.index for e in a.episodes],
+                          [e.index for e in b.episodes])
+
+
+def pairing_report(manifest: EvaluationManifest, model_a: str, model_b: str, indices_a: Any,
+                   indices_b: Any) -> PairingReport:
+    """The pairing of two results of ``manifest`` given the manifest indices each holds."""
+    h = manifest.hash
+    have_a, have_b = set(indices_a), set(indices_b)
+    scheduled = [(e.index, e.key(h)) for e in manifest.episodes]
     return PairingReport(
         manifest_hash=h,
-        model_a=a.model_id,
-        model_b=b.model_id,
+        model_a=model_a,
+        model_b=model_b,
         total_scheduled=len(scheduled),
-        paired=tuple(k for k in scheduled if k in keys_a and k in keys_b),
-        missing_from_a=tuple(k for k in scheduled if k not in keys_a),
-        missing_from_b=tuple(k for k in scheduled if k not in keys_b),
+        paired=tuple(k for i, k in scheduled if i in have_a and i in have_b),
+        missing_from_a=tuple(k for i, k in scheduled if i not in have_a),
+        missing_from_b=tuple(k for i, k in scheduled if i not in have_b),
     )
+
+
+def verify_pair(path_a: str | Path, path_b: str | Path, suite: Suite, *, sink_a: Sink | None = None,
+                sink_b: Sink | None = None, replayer: Any = None) -> tuple[VerifiedArtifact, VerifiedArtifact]:
+    """Verify two artifacts for comparison, streaming: their manifests are compared first, from the headers.
+
+    Each file is then verified completely (every record replayed once),
+    handing its episodes to its sink (see
+    :func:`emberbench.result_stream.verify_artifact`).
+
+    Raises:
+        ResultError: a header or an artifact fails a check.
+        PairingError: the manifests differ (before any episode is read).
+    """
+    head_a, head_b = read_header(path_a), read_header(path_b)
+    require_same_manifest(head_a.manifest, head_b.manifest)
+    done_a = verify_artifact(path_a, suite, sink=sink_a, replayer=replayer)
+    done_b = verify_artifact(path_b, suite, sink=sink_b, replayer=replayer)
+    require_same_manifest(done_a.manifest, done_b.manifest)
+    return done_a, done_b
+
+
+def pair_artifacts(path_a: str | Path, path_b: str | Path, suite: Suite, *, replayer: Any = None) -> PairingReport:
+    """Verify two artifacts (streaming) and pair them."""
+    a, b = verify_pair(path_a, path_b, suite, replayer=replayer)
+    return pairing_report(a.manifest, a.model_id, b.model_id, a.indices, b.indices)
 
 
 def load_pair(path_a: str | Path, path_b: str | Path, suite: Suite, **load_kwargs: Any) -> tuple[EvaluationResult, EvaluationResult]:
-    """Load two artifacts for comparison: manifests are compared before any replay.
+    """Load two artifacts whole for comparison: manifests are compared (from the headers) before any replay.
 
-    Each file is read and parsed once; ``load_kwargs`` (an ``authenticator``)
-    go to :func:`~emberbench.results.result_from_dict`.
+    ``load_kwargs`` (an ``authenticator``) go to
+    :func:`~emberbench.results.load_result`. Both results are kept in memory;
+    commands use :func:`verify_pair` instead.
     """
-    read_a, read_b = read_result_manifest(path_a), read_result_manifest(path_b)
-    require_same_manifest(read_a[0], read_b[0])
-    return tuple(  # type: ignore[return-value]
-        result_from_dict(data, suite, raw=raw, where=str(path), **load_kwargs)
-        for path, (_, _, data, raw) in ((path_a, read_a), (path_b, read_b))
-    )
+    head_a, head_b = read_header(path_a), read_header(path_b)
+    require_same_manifest(head_a.manifest, head_b.manifest)
+    return load_result(path_a, suite, **load_kwargs), load_result(path_b, suite, **load_kwargs)

@@ -165,18 +165,18 @@ def verify(
     suite: SuiteOption = None,
 ) -> None:
     """Authenticate a result artifact completely (every record replayed); exit 0 only if it is also complete."""
-    from ..results import load_result
+    from ..result_stream import verify_artifact
     from ..suite import load_suite
     from .cluster_cmd import replay_on_ray, resolve_address
 
     s = load_suite(suite)
     if not replay_on_ray(workers, address):
-        r = load_result(path, s)
+        r = verify_artifact(path, s)
     else:
         from emberbench.cluster import verify_on_ray
 
         r = verify_on_ray(path, s, workers=workers, address=resolve_address(address))
-    done, scheduled = len(r.episodes), len(r.manifest.episodes)
+    done, scheduled = len(r.indices), len(r.manifest.episodes)
     facts = (f"{path}: model {r.model_id!r}, {done}/{scheduled} episodes authenticated, manifest {r.manifest.hash}, "
              f"result digest {r.digest}")
     if done == scheduled:
@@ -197,11 +197,10 @@ def pair(
     """Pair two results on their shared manifest: paired and missing episodes."""
     from ..atomic import atomic_write_bytes
     from ..canonical import canonical_bytes
-    from ..pairing import load_pair, pair_results
+    from ..pairing import pair_artifacts
     from ..suite import load_suite
 
-    ra, rb = load_pair(a, b, load_suite(suite))
-    report = pair_results(ra, rb)
+    report = pair_artifacts(a, b, load_suite(suite))
     typer.echo(f"manifest {report.manifest_hash}: {report.model_a!r} vs {report.model_b!r}")
     typer.echo(f"scheduled {report.total_scheduled}, paired {report.paired_count}, "
                f"missing from A {len(report.missing_from_a)}, missing from B {len(report.missing_from_b)}")

@@ -47,15 +47,14 @@ def stats(
     address: AddressOption = None,
     suite: SuiteOption = None,
 ) -> None:
-    """Per-metric aggregate statistics of one result (re-verified by replay first)."""
-    from ..results import load_result
-    from ..statistics import aggregate_statistics
+    """Per-metric aggregate statistics of one result (verified by replay as it is read)."""
+    from ..statistics import aggregate_artifact
     from ..suite import load_suite
     from .cluster_cmd import replay_on_ray, resolve_address
 
     s = load_suite(suite)
     if not replay_on_ray(workers, address):
-        artifact = aggregate_statistics(load_result(result, s), s, resamples)
+        artifact = aggregate_artifact(result, s, resamples)
     else:
         from emberbench.cluster import aggregate_on_ray
 
@@ -75,15 +74,13 @@ def compare(
     suite: SuiteOption = None,
 ) -> None:
     """Paired per-metric comparison of two results on identical episodes."""
-    from ..pairing import load_pair
-    from ..statistics import paired_statistics
+    from ..statistics import paired_artifacts
     from ..suite import load_suite
     from .cluster_cmd import replay_on_ray, resolve_address
 
     s = load_suite(suite)
     if not replay_on_ray(workers, address):
-        ra, rb = load_pair(a, b, s)
-        artifact = paired_statistics(ra, rb, s, resamples)
+        artifact = paired_artifacts(a, b, s, resamples)
     else:
         from emberbench.cluster import paired_on_ray
 
@@ -93,10 +90,9 @@ def compare(
 
 
 def _save_and_show(artifact: Any, target: Path, groups: GroupChoice, what: str) -> None:
-    """Write a statistics artifact atomically, print its tables and where it went."""
-    from ..atomic import atomic_write_bytes
-    from ..statistics import render_artifact
+    """Write a statistics artifact atomically (streamed), print its tables and where it went."""
+    from ..statistics import render_artifact, write_artifact
 
-    atomic_write_bytes(target, artifact.to_json_bytes())
-    render_artifact(artifact.to_dict(), groups=groups.value)
-    typer.echo(f"{what} written to {target} (sha256 {artifact.digest()})")
+    digest = write_artifact(artifact, target)
+    render_artifact(artifact.table_form(), groups=groups.value)
+    typer.echo(f"{what} written to {target} (sha256 {digest})")

@@ -10,7 +10,7 @@ left out; nothing is imputed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -20,6 +20,7 @@ import numpy as np
 from ..metric_defs import METRIC_NAMES
 from .artifact import ArtifactForm, context_header, key_dict, shared_sections
 from .bootstrap import BootstrapInterval, bootstrap_interval
+from .columns import EpisodeTable, table_from_values
 from .descriptive import Descriptive, describe
 from .exact import ExactVector
 from .groups import plan_groups
@@ -36,27 +37,38 @@ from .stream import bootstrap_seed
 
 PURPOSE = "aggregate_mean"
 
-Mapper = Callable[[Callable[[Any], Any], Sequence[Any]], Sequence[Any]]
-"""``mapper(function, jobs)`` returns ``[function(job) for job in jobs]``, in job order.
+Mapper = Callable[[Callable[[Any], Any], Iterable[Any]], Sequence[Any]]
+"""``mapper(function, jobs)`` returns ``[function(job) for job in jobs]``, in job order (``jobs`` may be a generator).
 
 The statistics of each (group, metric) pair are one pure job with picklable
 input and output, so a mapper may compute them anywhere (the cluster package
 runs them as parallel Ray tasks); the assembled artifact is the same."""
 
 
-def serial_map(function: Callable[[Any], Any], jobs: Sequence[Any]) -> list[Any]:
+def serial_map(function: Callable[[Any], Any], jobs: Iterable[Any]) -> list[Any]:
     """The default :data:`Mapper`: every job in this process, in order."""
     return [function(job) for job in jobs]
 
 
-def run_metric_jobs(mapper: Mapper | None, function: Callable[[Any], Any], jobs: Sequence[Any]) -> list[tuple[Any, ...]]:
+def run_metric_jobs(mapper: Mapper | None, function: Callable[[Any], Any], jobs: Iterable[Any]) -> list[tuple[Any, ...]]:
     """Run one job per (group, metric), groups outer and metrics inner; return each group's results.
+
+    ``jobs`` may be a generator: it is consumed once, by the mapper, so only
+    the jobs the mapper holds at a time are in memory.
 
     Raises:
         ValueError: the mapper did not return one result per job.
     """
-    results = list((mapper or serial_map)(function, jobs))
-    if len(results) != len(jobs):
+    count = 0
+
+    def counted() -> Iterator[Any]:
+        nonlocal count
+        for job in jobs:
+            count += 1
+            yield job
+
+    results = list((mapper or serial_map)(function, counted()))
+    if len(results) != count:
         raise ValueError("the mapper must return one result per job")
     width = len(METRIC_NAMES)
     return [tuple(results[k:k + width]) for k in range(0, len(results), width)]
@@ -152,16 +164,19 @@ class AggregateGroup:
     robustness: Robustness
     metrics: tuple[MetricSummary, ...]
 
-    def to_dict(self) -> dict[str, Any]:
-        """Return the output form."""
+    def head(self) -> dict[str, Any]:
+        """The output form without ``metrics``."""
         return {
             "kind": self.kind,
             "name": self.name,
             "episode_indices": list(self.episode_indices),
             "missing_indices": list(self.missing_indices),
             "robustness": self.robustness.to_dict(),
-            "metrics": [m.to_dict() for m in self.metrics],
         }
+
+    def to_dict(self, *, deltas: bool = True) -> dict[str, Any]:
+        """Return the output form (``deltas`` is for symmetry with the paired groups)."""
+        return {**self.head(), "metrics": [m.to_dict() for m in self.metrics]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,8 +203,8 @@ class AggregateStatistics(ArtifactForm):
     scenarios: tuple[AggregateGroup, ...]
     families: tuple[AggregateGroup, ...]
 
-    def to_dict(self) -> dict[str, Any]:
-        """Return the section 10 layout, floats only here."""
+    def form(self, render: Any) -> dict[str, Any]:
+        """Return the section 10 layout, each group given by ``render(group)``."""
         header = context_header(self.context)
         scheduled = len(self.context.scheduled)
         return {
@@ -201,7 +216,7 @@ class AggregateStatistics(ArtifactForm):
             "observed_episodes": scheduled - len(self.missing_episodes),
             "missing_episodes": [key_dict(k) for k in self.missing_episodes],
             **shared_sections(purpose=PURPOSE, resamples=self.resamples, overall=self.overall,
-                              scenarios=self.scenarios, families=self.families),
+                              scenarios=self.scenarios, families=self.families, render=render),
         }
 
 
@@ -237,51 +252,73 @@ def aggregate_from_values(
     check_result_digest(result_digest, "result_digest")
     check_resamples(resamples)
     by_index = index_episodes(ctx, episodes, "result")
-    plan = plan_groups(ctx)
-    floats: dict[str, dict[int, float]] = {name: {} for name in METRIC_NAMES}
-    for episode in by_index.values():
-        for name in METRIC_NAMES:
-            value = episode.values[name]
-            if value is not None:
-                floats[name][episode.index] = float(value)
+    return aggregate_from_table(ctx, model_id, result_digest, table_from_values(list(by_index.values())),
+                                resamples, mapper=mapper)
 
+
+def aggregate_from_table(
+    ctx: StatisticsContext,
+    model_id: str,
+    result_digest: str,
+    table: EpisodeTable,
+    resamples: int = 2000,
+    *,
+    mapper: Mapper | None = None,
+) -> AggregateStatistics:
+    """:func:`aggregate_from_values` over a compact :class:`~.columns.EpisodeTable` (the same artifact).
+
+    Raises:
+        StatisticsInputError: as :func:`aggregate_from_values`.
+    """
+    if not isinstance(ctx, StatisticsContext):
+        raise TypeError("ctx must be a StatisticsContext")
+    check_model_id(model_id, "model_id")
+    check_result_digest(result_digest, "result_digest")
+    check_resamples(resamples)
+    table.check_against(ctx, "result")
+    plan = plan_groups(ctx)
     groups = (plan.overall, *plan.scenarios, *plan.families)
-    heads = []
-    jobs = []
-    for group in groups:
-        observed = [by_index[i] for i in group.indices if i in by_index]
-        missing = tuple(i for i in group.indices if i not in by_index)
-        robustness = Robustness(
-            scheduled=len(group.keys),
-            observed=len(observed),
-            missing=len(missing),
-            all_resolved=sum(e.termination == "all_resolved" for e in observed),
-            max_steps=sum(e.termination == "max_steps" for e in observed),
-            with_casualties=sum(e.casualties > 0 for e in observed),
-            with_stranded=sum(e.stranded > 0 for e in observed),
-            zero_evacuation=sum(e.evacuated == 0 for e in observed),
-        )
-        heads.append((group, tuple(e.index for e in observed), missing, robustness))
-        for name in METRIC_NAMES:
-            defined = [e for e in observed if e.values[name] is not None]
-            seed = bootstrap_seed(
-                purpose=PURPOSE,
-                evaluation_manifest_hash=ctx.evaluation_manifest_hash,
-                result_digests=[result_digest],
-                group_kind=group.kind,
-                group_name=group.name,
-                metric=name,
-                resamples=resamples,
+    heads: list[tuple[Any, ...]] = []
+
+    def jobs() -> Iterator[tuple[Any, ...]]:
+        for group in groups:
+            indices = np.array(group.indices, dtype=np.int64)
+            rows, present = table.locate(indices)
+            observed = rows[present]
+            missing = tuple(indices[~present].tolist())
+            resolved = int(np.count_nonzero(table.resolved[observed]))
+            robustness = Robustness(
+                scheduled=len(indices),
+                observed=len(observed),
+                missing=len(missing),
+                all_resolved=resolved,
+                max_steps=len(observed) - resolved,
+                with_casualties=int(np.count_nonzero(table.casualties[observed] > 0)),
+                with_stranded=int(np.count_nonzero(table.stranded[observed] > 0)),
+                zero_evacuation=int(np.count_nonzero(table.evacuated[observed] == 0)),
             )
-            jobs.append((name, [e.values[name] for e in defined], [floats[name][e.index] for e in defined],
-                         len(group.keys), len(observed), seed, resamples))
-    per_group = run_metric_jobs(mapper, summarize_metric_job, jobs)
+            heads.append((group, tuple(indices[present].tolist()), missing, robustness))
+            for name, column in zip(METRIC_NAMES, table.columns, strict=True):
+                _, nums, dens = column.parts(observed)
+                seed = bootstrap_seed(
+                    purpose=PURPOSE,
+                    evaluation_manifest_hash=ctx.evaluation_manifest_hash,
+                    result_digests=[result_digest],
+                    group_kind=group.kind,
+                    group_name=group.name,
+                    metric=name,
+                    resamples=resamples,
+                )
+                yield (name, nums, dens, len(indices), len(observed), seed, resamples)
+
+    per_group = run_metric_jobs(mapper, summarize_metric_job, jobs())
     built = [
         AggregateGroup(kind=group.kind, name=group.name, episode_indices=indices, missing_indices=missing,
                        robustness=robustness, metrics=metrics)
         for (group, indices, missing, robustness), metrics in zip(heads, per_group)
     ]
-    missing_keys = tuple(key for key in ctx.scheduled if key[0] not in by_index)
+    present = set(table.indices.tolist())
+    missing_keys = tuple(key for key in ctx.scheduled if key[0] not in present)
     return AggregateStatistics(
         context=ctx,
         model_id=model_id,
@@ -295,13 +332,14 @@ def aggregate_from_values(
 
 
 def summarize_metric_job(job: tuple[Any, ...]) -> MetricSummary:
-    """One (group, metric) job of :func:`aggregate_from_values`: a pure function of its tuple.
+    """One (group, metric) job of :func:`aggregate_from_table`: a pure function of its tuple.
 
-    ``job`` is ``(name, values, floats, scheduled, observed, seed, resamples)``.
+    ``job`` is ``(name, numerators, denominators, scheduled, observed, seed,
+    resamples)``, the defined values of the group as parts.
     """
-    name, values, floats, scheduled, observed, seed, resamples = job
-    return summarize_metric(name, values, floats, scheduled=scheduled, observed=observed, seed=seed,
-                            resamples=resamples)
+    name, nums, dens, scheduled, observed, seed, resamples = job
+    vector = ExactVector.from_parts(nums, dens) if len(nums) else None
+    return _summary(name, vector, scheduled=scheduled, observed=observed, seed=seed, resamples=resamples)
 
 
 def summarize_metric(
@@ -315,19 +353,26 @@ def summarize_metric(
     resamples: int,
 ) -> MetricSummary:
     """Summarize the defined values of one metric in one group."""
-    if values:
-        vector = ExactVector.build(values, np.asarray(floats, dtype=np.float64))
+    vector = ExactVector.build(values, np.asarray(floats, dtype=np.float64)) if values else None
+    return _summary(name, vector, scheduled=scheduled, observed=observed, seed=seed, resamples=resamples)
+
+
+def _summary(name: str, vector: ExactVector | None, *, scheduled: int, observed: int, seed: bytes,
+             resamples: int) -> MetricSummary:
+    if vector is not None:
         statistics = describe(vector)
         interval = bootstrap_interval(vector, seed=seed, resamples=resamples, statistic="mean")
+        defined = len(vector)
     else:
         statistics = describe(())
         interval = None
+        defined = 0
     return MetricSummary(
         metric=name,
         scheduled=scheduled,
         observed=observed,
         missing=scheduled - observed,
-        undefined=observed - len(values),
+        undefined=observed - defined,
         statistics=statistics,
         mean_ci=interval,
     )

@@ -9,6 +9,10 @@ plus one newline; their digest is the SHA-256 of the canonical JSON.
 
 from __future__ import annotations
 
+import hashlib
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from ..canonical import canonical_bytes, digest
@@ -93,32 +97,99 @@ def methods(*, purpose: str, resamples: int) -> dict[str, Any]:
     }
 
 
-def shared_sections(*, purpose: str, resamples: int, overall: Any, scenarios: Any, families: Any) -> dict[str, Any]:
-    """The sections every statistics artifact ends with: definitions, methods and the groups."""
+def shared_sections(*, purpose: str, resamples: int, overall: Any, scenarios: Any, families: Any,
+                    render: Callable[[Any], Any] | None = None) -> dict[str, Any]:
+    """The sections every statistics artifact ends with: definitions, methods and the groups.
+
+    ``render(group)`` gives each group's output form (``group.to_dict()`` by default).
+    """
+    show = render or (lambda group: group.to_dict())
     return {
         "metric_definitions": metric_definitions(),
         "methods": methods(purpose=purpose, resamples=resamples),
-        "overall": overall.to_dict(),
-        "scenarios": [g.to_dict() for g in scenarios],
-        "families": [g.to_dict() for g in families],
+        "overall": show(overall),
+        "scenarios": [show(g) for g in scenarios],
+        "families": [show(g) for g in families],
     }
 
 
+_GROUP_TOKEN = re.compile(rb'"\\u0000group:([0-9]+)"')
+_METRICS_TOKEN = "\x00metrics"
+
+
 class ArtifactForm:
-    """Saved text and digest of an artifact, derived from its ``to_dict()``."""
+    """Saved text and digest of an artifact, derived from its output form.
+
+    Each artifact implements ``form(render)``; :meth:`to_dict` renders every
+    group whole. :meth:`json_chunks` gives the same canonical text a piece at
+    a time (one group head or one metric of one group per piece), so an
+    artifact of any size is written without building its whole text or
+    dictionary.
+    """
 
     __slots__ = ()
 
-    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - provided by each artifact
+    def form(self, render: Callable[[Any], Any]) -> dict[str, Any]:  # pragma: no cover - provided by each artifact
         raise NotImplementedError
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the output form."""
+        return self.form(lambda group: group.to_dict())
+
+    def table_form(self) -> dict[str, Any]:
+        """The output form without the per-episode delta lists (what the terminal tables read)."""
+        return self.form(lambda group: group.to_dict(deltas=False))
 
     def to_json_bytes(self) -> bytes:
         """Return the canonical JSON text plus a newline."""
-        return to_json_bytes(self.to_dict())
+        return b"".join(self.json_chunks()) + b"\n"
 
     def digest(self) -> str:
         """Return the SHA-256 (hex) of the canonical JSON."""
-        return form_digest(self.to_dict())
+        sha = hashlib.sha256()
+        for chunk in self.json_chunks():
+            sha.update(chunk)
+        return sha.hexdigest()
+
+    def json_chunks(self) -> Iterator[bytes]:
+        """The canonical JSON of :meth:`to_dict`, in pieces (no trailing newline)."""
+        groups: list[Any] = []
+
+        def token(group: Any) -> str:
+            groups.append(group)
+            return f"\x00group:{len(groups) - 1}"
+
+        pieces = _GROUP_TOKEN.split(canonical_bytes(self.form(token)))
+        for k, piece in enumerate(pieces):
+            if k % 2 == 0:
+                yield piece
+            else:
+                yield from _group_chunks(groups[int(piece)])
+
+
+def _group_chunks(group: Any) -> Iterator[bytes]:
+    head = canonical_bytes({**group.head(), "metrics": _METRICS_TOKEN})
+    before, after = head.split(canonical_bytes(_METRICS_TOKEN))
+    yield before + b"["
+    for k, metric in enumerate(group.metrics):
+        yield (b"," if k else b"") + canonical_bytes(metric.to_dict())
+    yield b"]" + after
+
+
+def write_artifact(artifact: ArtifactForm, path: str | Path) -> str:
+    """Write ``artifact`` (canonical JSON and a newline) atomically, a piece at a time; return its digest."""
+    from ..atomic import atomic_write_bytes
+
+    sha = hashlib.sha256()
+
+    def pieces() -> Iterator[bytes]:
+        for chunk in artifact.json_chunks():
+            sha.update(chunk)
+            yield chunk
+        yield b"\n"
+
+    atomic_write_bytes(path, pieces())
+    return sha.hexdigest()
 
 
 def to_json_bytes(form: dict[str, Any]) -> bytes:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from .exact import ExactVector, sort_exact, sum_of_squares
+from .exact import ExactVector
 
 QUANTILE_LEVELS: tuple[tuple[str, Fraction], ...] = (
     ("p25", Fraction(1, 4)),
@@ -119,31 +119,42 @@ EMPTY = Descriptive(
 def describe(values: Sequence[Fraction] | ExactVector) -> Descriptive:
     """Return the exact descriptive statistics of ``values``.
 
+    Only the order statistics the quantiles need are found (no ``Fraction``
+    is made per value when ``values`` is an :class:`ExactVector`).
+
     Args:
         values: the defined values, in any order (an :class:`ExactVector`
             reuses its prepared floats and sums).
     """
     vector = values if isinstance(values, ExactVector) else None
-    vals = vector.values if vector is not None else tuple(values)
-    n = len(vals)
+    if vector is None:
+        vals = tuple(values)
+        if not vals:
+            return EMPTY
+        vector = ExactVector.build(vals)
+    n = len(vector)
     if n == 0:
         return EMPTY
-    if vector is None:
-        vector = ExactVector.build(vals)
-    ordered = sort_exact(vals, vector.floats)
+    positions = {p: type7_position(n, p) for p in (Fraction(0), Fraction(1), *(p for _, p in QUANTILE_LEVELS))}
+    ranks = sorted({r for j, g in positions.values() for r in ((j, j + 1) if g else (j,))})
+    at = vector.order_statistics(ranks)
+
+    def quantile(p: Fraction) -> Fraction:
+        j, g = positions[p]
+        return at[j] if g == 0 else at[j] + g * (at[j + 1] - at[j])
+
     total = vector.total()
     mean = total / n
     variance = None
     if n >= 2:
         # sum (x - mean)^2 = sum x^2 - total^2 / n, exactly.
-        variance = (sum_of_squares(vals) - total * total / n) / (n - 1)
-    quantiles = tuple(type7_quantile(ordered, p) for _, p in QUANTILE_LEVELS)
+        variance = (vector.sum_of_squares() - total * total / n) / (n - 1)
     return Descriptive(
         n=n,
         mean=mean,
-        median=type7_quantile(ordered, Fraction(1, 2)),
+        median=quantile(Fraction(1, 2)),
         variance=variance,
-        min=ordered[0],
-        max=ordered[-1],
-        quantiles=quantiles,
+        min=at[0],
+        max=at[n - 1],
+        quantiles=tuple(quantile(p) for _, p in QUANTILE_LEVELS),
     )

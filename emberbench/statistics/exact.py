@@ -23,6 +23,7 @@ check each one. Every path returns the same exact ``Fraction``.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -135,24 +136,60 @@ def sort_exact(values: Sequence[Fraction], floats: np.ndarray | None = None) -> 
     return out
 
 
+FLOAT_EXACT = 1 << 53
+"""Integers up to this magnitude convert to ``float64`` exactly."""
+
+
+def int_array(values: Sequence[int] | np.ndarray) -> np.ndarray:
+    """``values`` as an ``int64`` array when every one fits, else as an object array of Python ints."""
+    if isinstance(values, np.ndarray) and values.dtype == np.int64 and (not len(values) or int(values.min()) >= -INT64_MAX):
+        return values
+    items = [int(v) for v in values]
+    if all(-INT64_MAX <= v <= INT64_MAX for v in items):
+        return np.array(items, dtype=np.int64)
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
+def ratio_floats(numerators: np.ndarray, denominators: np.ndarray) -> np.ndarray:
+    """The correctly rounded ``float64`` of every ``numerators[i] / denominators[i]``.
+
+    Both sides convert to ``float64`` exactly below 2**53, and one IEEE
+    division of exact operands is correctly rounded; larger integers use
+    Python's correctly rounded integer division (as ``float(Fraction)`` does).
+    """
+    if (numerators.dtype == np.int64 and denominators.dtype == np.int64 and len(numerators)
+            and int(np.abs(numerators).max()) <= FLOAT_EXACT and int(denominators.max()) <= FLOAT_EXACT):
+        return numerators.astype(np.float64) / denominators.astype(np.float64)
+    return np.fromiter((a / b for a, b in zip(numerators.tolist(), denominators.tolist(), strict=True)),
+                       dtype=np.float64, count=len(numerators))
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class ExactVector:
-    """A sequence of fractions prepared for fast exact weighted sums.
+    """A sequence of fractions prepared for fast exact sums and order statistics.
 
-    Build it with :meth:`build`. The arrays are private to this object and
-    never modified after construction.
+    Build it with :meth:`build` (from ``Fraction`` objects) or
+    :meth:`from_parts` (from numerators and denominators, so that no
+    ``Fraction`` is made per value). The arrays are private to this object
+    and never modified after construction.
 
     Attributes:
-        values: the fractions, in the caller's order.
-        floats: their correctly rounded ``float64`` values.
+        numerators: the numerators in the caller's order (``int64``, or an
+            object array of Python ints when one does not fit).
+        denominators: the positive denominators (same form), in lowest terms
+            with the numerators.
+        floats: the correctly rounded ``float64`` of each value.
         path: which exact path :meth:`weighted_sum` uses for weights that sum
-            to at most ``len(values)`` (one of ``PATH_*``).
+            to at most ``len(self)`` (one of ``PATH_*``).
         common_denominator: ``D`` on the common-denominator path, else None.
         scaled: ``int64`` numerators over ``D`` on that path, else None.
         max_abs: an upper bound on ``|x_i|`` as a float (for error bounds).
     """
 
-    values: tuple[Fraction, ...]
+    numerators: np.ndarray
+    denominators: np.ndarray
     floats: np.ndarray
     path: str
     common_denominator: int | None
@@ -162,7 +199,6 @@ class ExactVector:
     _group_starts: np.ndarray
     _group_dens: tuple[int, ...]
     _sorted_nums: np.ndarray | None
-    _sorted_nums_py: tuple[int, ...]
     _max_num: int
     _max_scaled: int
     _limit: int
@@ -185,16 +221,33 @@ class ExactVector:
                 small inputs.
         """
         vals = tuple(values)
-        n = len(vals)
+        return cls.from_parts([v.numerator for v in vals], [v.denominator for v in vals], floats, limit=limit)
+
+    @classmethod
+    def from_parts(
+        cls,
+        numerators: Sequence[int] | np.ndarray,
+        denominators: Sequence[int] | np.ndarray,
+        floats: np.ndarray | None = None,
+        *,
+        limit: int = INT64_MAX,
+    ) -> ExactVector:
+        """Prepare the values ``numerators[i] / denominators[i]`` (each in lowest terms, denominator > 0).
+
+        Gives the same vector as :meth:`build` of the equal fractions.
+        """
+        nums, dens = int_array(numerators), int_array(denominators)
+        n = len(nums)
         if n == 0:
             raise ValueError("an exact vector needs at least one value")
-        f = float_array(vals) if floats is None else np.asarray(floats, dtype=np.float64)
-        nums = [v.numerator for v in vals]
-        dens = [v.denominator for v in vals]
+        if len(dens) != n:
+            raise ValueError("numerators and denominators differ in length")
+        f = ratio_floats(nums, dens) if floats is None else np.asarray(floats, dtype=np.float64)
         # |x| <= |float(x)| (1 + 2**-53) + 2**-1075 for a correctly rounded float.
         max_abs = float(np.max(np.abs(f))) * (1.0 + 2.0**-50) + 2.0**-1074
+        wide = nums.dtype != np.int64 or dens.dtype != np.int64
 
-        distinct = sorted(set(dens))
+        distinct = sorted(set(np.unique(dens).tolist()))
         common: int | None = None
         scaled: np.ndarray | None = None
         max_scaled = 0
@@ -204,20 +257,24 @@ class ExactVector:
             if lcm > limit:
                 break
         if lcm <= limit:
-            scaled_py = [a * (lcm // b) for a, b in zip(nums, dens, strict=True)]
-            max_scaled = max(max(scaled_py), -min(scaled_py))
-            if n * max_scaled <= limit:
-                common = lcm
-                scaled = np.array(scaled_py, dtype=np.int64)
+            if not wide:
+                mult = lcm // dens
+                fits = bool(np.all(np.abs(nums) <= limit // mult))
+                candidate = nums * mult if fits else None
+                top = int(np.abs(candidate).max()) if candidate is not None else limit + 1
+            else:
+                scaled_py = [a * (lcm // b) for a, b in zip(nums.tolist(), dens.tolist(), strict=True)]
+                top = max(max(scaled_py), -min(scaled_py))
+                candidate = np.array(scaled_py, dtype=np.int64) if top <= limit else None
+            if candidate is not None and n * top <= limit:
+                common, scaled, max_scaled = lcm, candidate, top
 
-        order = np.array(sorted(range(n), key=dens.__getitem__), dtype=np.intp)
-        sorted_dens = [dens[i] for i in order.tolist()]
-        starts = [0] + [k for k in range(1, n) if sorted_dens[k] != sorted_dens[k - 1]]
-        sorted_nums_py = tuple(nums[i] for i in order.tolist())
-        max_num = max(max(sorted_nums_py), -min(sorted_nums_py))
-        sorted_nums = (
-            np.array(sorted_nums_py, dtype=np.int64) if n * max_num <= limit else None
-        )
+        order = np.argsort(dens, kind="stable")
+        sorted_dens = dens[order]
+        starts = np.flatnonzero(np.concatenate(([True], sorted_dens[1:] != sorted_dens[:-1])))
+        sorted_nums_all = nums[order]
+        max_num = max(int(np.max(sorted_nums_all)), -int(np.min(sorted_nums_all)))
+        sorted_nums = sorted_nums_all if not wide and n * max_num <= limit else None
         if common is not None:
             path = PATH_COMMON
         elif sorted_nums is not None:
@@ -225,28 +282,69 @@ class ExactVector:
         else:
             path = PATH_PYTHON
         return cls(
-            values=vals,
+            numerators=nums,
+            denominators=dens,
             floats=f,
             path=path,
             common_denominator=common,
             scaled=scaled,
             max_abs=max_abs,
-            _order=order,
-            _group_starts=np.array(starts, dtype=np.intp),
-            _group_dens=tuple(sorted_dens[s] for s in starts),
+            _order=order.astype(np.intp),
+            _group_starts=starts.astype(np.intp),
+            _group_dens=tuple(int(d) for d in sorted_dens[starts].tolist()),
             _sorted_nums=sorted_nums,
-            _sorted_nums_py=sorted_nums_py,
             _max_num=max_num,
             _max_scaled=max_scaled,
             _limit=limit,
         )
 
     def __len__(self) -> int:
-        return len(self.values)
+        return len(self.numerators)
+
+    @property
+    def values(self) -> tuple[Fraction, ...]:
+        """The values as ``Fraction`` objects (made on request; the vector itself holds none)."""
+        return tuple(Fraction(a, b) for a, b in zip(self.numerators.tolist(), self.denominators.tolist(), strict=True))
+
+    def value(self, i: int) -> Fraction:
+        """The ``i``-th value exactly."""
+        return Fraction(int(self.numerators[i]), int(self.denominators[i]))
 
     def total(self) -> Fraction:
         """Return the exact sum of all values."""
-        return self.weighted_sum(np.ones(len(self.values), dtype=np.int64))
+        return self.weighted_sum(np.ones(len(self), dtype=np.int64))
+
+    def sum_of_squares(self) -> Fraction:
+        """Return ``sum(v * v)`` exactly (Python integers; no ``Fraction`` per value)."""
+        if self.scaled is not None and self.common_denominator is not None:
+            squares = self.scaled.tolist()
+            return Fraction(sum(map(operator.mul, squares, squares)), self.common_denominator ** 2)
+        nums = self.numerators.tolist()
+        dens = self.denominators.tolist()
+        return sum_parts(list(map(operator.mul, nums, nums)), list(map(operator.mul, dens, dens)))
+
+    def order_statistics(self, ranks: Sequence[int]) -> dict[int, Fraction]:
+        """The values at 0-based ``ranks`` of the ascending exact order.
+
+        On the common-denominator path the ``int64`` numerators are sorted.
+        Otherwise the floats are sorted (correct rounding is monotone) and
+        only the run of equal floats around each rank is ordered exactly.
+        """
+        n = len(self)
+        if any(not 0 <= r < n for r in ranks):
+            raise ValueError("rank out of range")
+        if self.scaled is not None and self.common_denominator is not None:
+            ordered = np.sort(self.scaled, kind="stable")
+            return {r: Fraction(int(ordered[r]), self.common_denominator) for r in ranks}
+        order = np.argsort(self.floats, kind="stable")
+        fs = self.floats[order]
+        out: dict[int, Fraction] = {}
+        for r in ranks:
+            low = int(np.searchsorted(fs, fs[r], side="left"))
+            high = int(np.searchsorted(fs, fs[r], side="right"))
+            run = [self.value(int(i)) for i in order[low:high].tolist()]
+            out[r] = sorted(run)[r - low] if len(run) > 1 else run[0]
+        return out
 
     def weighted_sum(self, counts: np.ndarray) -> Fraction:
         """Return ``sum(counts[i] * values[i])`` exactly.
@@ -256,7 +354,7 @@ class ExactVector:
                 bootstrap resample, how often each value was drawn).
         """
         c = np.asarray(counts, dtype=np.int64)
-        if c.shape != (len(self.values),):
+        if c.shape != (len(self),):
             raise ValueError("one count per value is required")
         if c.size and int(c.min()) < 0:
             raise ValueError("counts must be non-negative")
@@ -270,9 +368,10 @@ class ExactVector:
             group_sums = np.add.reduceat(c_sorted * self._sorted_nums, self._group_starts)
             return combine_ratios(group_sums.tolist(), dens)
         weights = c_sorted.tolist()
+        sorted_nums = self.numerators[self._order].tolist()
         bounds = self._group_starts.tolist() + [len(weights)]
         group_sums_py = [
-            sum(w * a for w, a in zip(weights[s:e], self._sorted_nums_py[s:e], strict=True))
+            sum(w * a for w, a in zip(weights[s:e], sorted_nums[s:e], strict=True))
             for s, e in zip(bounds[:-1], bounds[1:], strict=True)
         ]
         return combine_ratios(group_sums_py, dens)

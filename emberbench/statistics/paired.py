@@ -12,7 +12,7 @@ counted across metrics.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -23,8 +23,9 @@ from ..metric_defs import METRIC_NAMES, METRICS_BY_NAME
 from .aggregate import Mapper, run_metric_jobs
 from .artifact import ArtifactForm, context_header, key_dict, shared_sections
 from .bootstrap import BootstrapInterval, bootstrap_interval
+from .columns import EpisodeTable, fraction_differences, table_from_values
 from .descriptive import Descriptive, describe
-from .exact import ExactVector
+from .exact import ExactVector, int_array, ratio_floats
 from .groups import plan_groups
 from .inputs import (
     EpisodeKey,
@@ -41,6 +42,57 @@ PURPOSE = "paired_mean_delta"
 DELTA = "A - B"
 
 
+class DeltaColumn(Sequence[tuple[int, Fraction]]):
+    """The ``(index, A - B)`` pairs of one metric in one group, kept as arrays.
+
+    It behaves as a sequence of ``(int, Fraction)`` tuples (made on access);
+    it holds an index array, numerator and denominator arrays in lowest terms
+    and the correctly rounded floats the artifact lists.
+    """
+
+    __slots__ = ("indices", "numerators", "denominators", "floats")
+
+    def __init__(self, indices: np.ndarray, numerators: np.ndarray, denominators: np.ndarray) -> None:
+        self.indices = np.asarray(indices, dtype=np.int64)
+        self.numerators, self.denominators = int_array(numerators), int_array(denominators)
+        self.floats = ratio_floats(self.numerators, self.denominators)
+
+    @classmethod
+    def of_pairs(cls, pairs: Sequence[tuple[int, Fraction]]) -> DeltaColumn:
+        """A column of ``(index, Fraction)`` pairs."""
+        return cls(np.array([i for i, _ in pairs], dtype=np.int64), [d.numerator for _, d in pairs],
+                   [d.denominator for _, d in pairs])
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return [self[j] for j in range(*k.indices(len(self)))]
+        return int(self.indices[k]), Fraction(int(self.numerators[k]), int(self.denominators[k]))
+
+    def __iter__(self) -> Iterator[tuple[int, Fraction]]:
+        for i, a, b in zip(self.indices.tolist(), self.numerators.tolist(), self.denominators.tolist(), strict=True):
+            yield i, Fraction(a, b)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DeltaColumn):
+            return (np.array_equal(self.indices, other.indices) and self.numerators.tolist() == other.numerators.tolist()
+                    and self.denominators.tolist() == other.denominators.tolist())
+        if isinstance(other, Sequence):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"DeltaColumn({len(self)} deltas)"
+
+    def output_form(self) -> list[list[Any]]:
+        """``[[index, float], ...]`` as the artifact lists them."""
+        return [[i, f] for i, f in zip(self.indices.tolist(), self.floats.tolist(), strict=True)]
+
+
 @dataclass(frozen=True, slots=True)
 class PairedMetric:
     """One metric compared in one group.
@@ -51,7 +103,8 @@ class PairedMetric:
         missing_from_a: scheduled episodes of the group that A lacks.
         missing_from_b: scheduled episodes of the group that B lacks.
         undefined: paired episodes where the metric is None for A or for B.
-        deltas: ``(index, A - B)`` per defined paired episode, manifest order.
+        deltas: ``(index, A - B)`` per defined paired episode, manifest order
+            (a :class:`DeltaColumn`; any sequence of pairs is accepted).
         statistics: descriptive statistics of the deltas.
         mean_delta_ci: bootstrap interval of the mean delta (None if n < 5).
         delta_positive: deltas above zero.
@@ -67,7 +120,7 @@ class PairedMetric:
     missing_from_a: int
     missing_from_b: int
     undefined: int
-    deltas: tuple[tuple[int, Fraction], ...]
+    deltas: Sequence[tuple[int, Fraction]]
     statistics: Descriptive
     mean_delta_ci: BootstrapInterval | None
     delta_positive: int
@@ -78,20 +131,24 @@ class PairedMetric:
     ties: int | None
 
     def __post_init__(self) -> None:
+        if not isinstance(self.deltas, DeltaColumn):
+            object.__setattr__(self, "deltas", DeltaColumn.of_pairs(tuple(self.deltas)))
         if self.statistics.n != self.paired - self.undefined or len(self.deltas) != self.statistics.n:
             raise ValueError("n must equal paired - undefined and the number of deltas")
         if self.delta_positive + self.delta_negative + self.delta_zero != len(self.deltas):
             raise ValueError("sign counts must add up to the number of deltas")
 
-    def to_dict(self) -> dict[str, Any]:
-        """Return the output form (deltas as ``[index, float]`` pairs)."""
+    def to_dict(self, *, deltas: bool = True) -> dict[str, Any]:
+        """Return the output form (deltas as ``[index, float]`` pairs; an empty list if ``deltas`` is False)."""
+        column = self.deltas
+        assert isinstance(column, DeltaColumn)
         return {
             "metric": self.metric,
             "paired": self.paired,
             "missing_from_a": self.missing_from_a,
             "missing_from_b": self.missing_from_b,
             "undefined": self.undefined,
-            "deltas": [[index, float(delta)] for index, delta in self.deltas],
+            "deltas": column.output_form() if deltas else [],
             "statistics": self.statistics.to_dict(),
             "mean_delta_ci": None if self.mean_delta_ci is None else self.mean_delta_ci.to_dict(),
             "delta_positive": self.delta_positive,
@@ -123,16 +180,19 @@ class PairedGroup:
     missing_from_b: tuple[int, ...]
     metrics: tuple[PairedMetric, ...]
 
-    def to_dict(self) -> dict[str, Any]:
-        """Return the output form."""
+    def head(self) -> dict[str, Any]:
+        """The output form without ``metrics``."""
         return {
             "kind": self.kind,
             "name": self.name,
             "paired_indices": list(self.paired_indices),
             "missing_from_a": list(self.missing_from_a),
             "missing_from_b": list(self.missing_from_b),
-            "metrics": [m.to_dict() for m in self.metrics],
         }
+
+    def to_dict(self, *, deltas: bool = True) -> dict[str, Any]:
+        """Return the output form (without the delta lists if ``deltas`` is False)."""
+        return {**self.head(), "metrics": [m.to_dict(deltas=deltas) for m in self.metrics]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,8 +230,8 @@ class PairedStatistics(ArtifactForm):
         """Episodes present in both results."""
         return len(self.overall.paired_indices)
 
-    def to_dict(self) -> dict[str, Any]:
-        """Return the section 10 layout, floats only here."""
+    def form(self, render: Any) -> dict[str, Any]:
+        """Return the section 10 layout, each group given by ``render(group)``."""
         return {
             **context_header(self.context),
             "artifact": "paired",
@@ -185,7 +245,7 @@ class PairedStatistics(ArtifactForm):
             "missing_from_a": [key_dict(k) for k in self.missing_from_a],
             "missing_from_b": [key_dict(k) for k in self.missing_from_b],
             **shared_sections(purpose=PURPOSE, resamples=self.resamples, overall=self.overall,
-                              scenarios=self.scenarios, families=self.families),
+                              scenarios=self.scenarios, families=self.families, render=render),
         }
 
 
@@ -229,41 +289,83 @@ def paired_from_values(
     check_resamples(resamples)
     by_a = index_episodes(ctx, episodes_a, "result A")
     by_b = index_episodes(ctx, episodes_b, "result B")
+    return paired_from_tables(ctx, model_a, model_b, result_digest_a, result_digest_b,
+                              table_from_values(list(by_a.values()), "result A"),
+                              table_from_values(list(by_b.values()), "result B"), resamples, mapper=mapper)
+
+
+def paired_from_tables(
+    ctx: StatisticsContext,
+    model_a: str,
+    model_b: str,
+    result_digest_a: str,
+    result_digest_b: str,
+    table_a: EpisodeTable,
+    table_b: EpisodeTable,
+    resamples: int = 2000,
+    *,
+    mapper: Mapper | None = None,
+) -> PairedStatistics:
+    """:func:`paired_from_values` over compact :class:`~.columns.EpisodeTable` objects (the same artifact).
+
+    Raises:
+        StatisticsInputError: as :func:`paired_from_values`.
+    """
+    if not isinstance(ctx, StatisticsContext):
+        raise TypeError("ctx must be a StatisticsContext")
+    check_model_id(model_a, "model_a")
+    check_model_id(model_b, "model_b")
+    check_result_digest(result_digest_a, "result_digest_a")
+    check_result_digest(result_digest_b, "result_digest_b")
+    check_resamples(resamples)
+    table_a.check_against(ctx, "result A")
+    table_b.check_against(ctx, "result B")
     plan = plan_groups(ctx)
 
-    # Every defined delta, computed once and shared by all groups.
-    deltas: dict[str, dict[int, Fraction]] = {name: {} for name in METRIC_NAMES}
-    for index in sorted(set(by_a) & set(by_b)):
-        for name in METRIC_NAMES:
-            a, b = by_a[index].values[name], by_b[index].values[name]
-            if a is not None and b is not None:
-                deltas[name][index] = a - b
+    # Every defined delta, computed once (index order) and shared by all groups.
+    both = np.intersect1d(table_a.indices, table_b.indices)
+    rows_a, _ = table_a.locate(both)
+    rows_b, _ = table_b.locate(both)
+    deltas: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for col_a, col_b in zip(table_a.columns, table_b.columns, strict=True):
+        defined = col_a.defined[rows_a] & col_b.defined[rows_b]
+        ra, rb = rows_a[defined], rows_b[defined]
+        num, den = fraction_differences(col_a.numerators[ra], col_a.denominators[ra], col_b.numerators[rb],
+                                        col_b.denominators[rb])
+        deltas.append((both[defined], num, den))
 
     groups = (plan.overall, *plan.scenarios, *plan.families)
-    heads = []
-    jobs = []
-    for group in groups:
-        paired = tuple(i for i in group.indices if i in by_a and i in by_b)
-        lacks_a = tuple(i for i in group.indices if i not in by_a)
-        lacks_b = tuple(i for i in group.indices if i not in by_b)
-        heads.append((group, paired, lacks_a, lacks_b))
-        for name in METRIC_NAMES:
-            seed = bootstrap_seed(
-                purpose=PURPOSE,
-                evaluation_manifest_hash=ctx.evaluation_manifest_hash,
-                result_digests=[result_digest_a, result_digest_b],
-                group_kind=group.kind,
-                group_name=group.name,
-                metric=name,
-                resamples=resamples,
-            )
-            pairs = tuple((i, deltas[name][i]) for i in paired if i in deltas[name])
-            jobs.append((name, pairs, len(paired), len(lacks_a), len(lacks_b), seed, resamples))
-    per_group = run_metric_jobs(mapper, compare_metric_job, jobs)
+    heads: list[tuple[Any, ...]] = []
+
+    def jobs() -> Iterator[tuple[Any, ...]]:
+        for group in groups:
+            indices = np.array(group.indices, dtype=np.int64)
+            in_a, in_b = table_a.locate(indices)[1], table_b.locate(indices)[1]
+            paired = indices[in_a & in_b]
+            lacks_a, lacks_b = tuple(indices[~in_a].tolist()), tuple(indices[~in_b].tolist())
+            heads.append((group, tuple(paired.tolist()), lacks_a, lacks_b))
+            for name, (known, num, den) in zip(METRIC_NAMES, deltas, strict=True):
+                seed = bootstrap_seed(
+                    purpose=PURPOSE,
+                    evaluation_manifest_hash=ctx.evaluation_manifest_hash,
+                    result_digests=[result_digest_a, result_digest_b],
+                    group_kind=group.kind,
+                    group_name=group.name,
+                    metric=name,
+                    resamples=resamples,
+                )
+                at = np.minimum(np.searchsorted(known, paired), max(len(known) - 1, 0))
+                hit = known[at] == paired if len(known) else np.zeros(len(paired), dtype=bool)
+                rows = at[hit]
+                yield (name, paired[hit], num[rows], den[rows], len(paired), len(lacks_a), len(lacks_b), seed,
+                       resamples)
+
+    per_group = run_metric_jobs(mapper, compare_metric_job, jobs())
     built = [
         PairedGroup(group.kind, group.name, paired, lacks_a, lacks_b, metrics)
         for (group, paired, lacks_a, lacks_b), metrics in zip(heads, per_group)
     ]
+    in_a, in_b = set(table_a.indices.tolist()), set(table_b.indices.tolist())
     return PairedStatistics(
         context=ctx,
         model_a=model_a,
@@ -271,8 +373,8 @@ def paired_from_values(
         result_digest_a=result_digest_a,
         result_digest_b=result_digest_b,
         resamples=resamples,
-        missing_from_a=tuple(key for key in ctx.scheduled if key[0] not in by_a),
-        missing_from_b=tuple(key for key in ctx.scheduled if key[0] not in by_b),
+        missing_from_a=tuple(key for key in ctx.scheduled if key[0] not in in_a),
+        missing_from_b=tuple(key for key in ctx.scheduled if key[0] not in in_b),
         overall=built[0],
         scenarios=tuple(built[1:1 + len(plan.scenarios)]),
         families=tuple(built[1 + len(plan.scenarios):]),
@@ -280,18 +382,20 @@ def paired_from_values(
 
 
 def compare_metric_job(job: tuple[Any, ...]) -> PairedMetric:
-    """One (group, metric) job of :func:`paired_from_values`: a pure function of its tuple.
+    """One (group, metric) job of :func:`paired_from_tables`: a pure function of its tuple.
 
-    ``job`` is ``(name, pairs, paired, missing_from_a, missing_from_b, seed, resamples)``.
+    ``job`` is ``(name, indices, numerators, denominators, paired,
+    missing_from_a, missing_from_b, seed, resamples)``: the group's defined
+    deltas as parts, in the group's order.
     """
-    name, pairs, paired, missing_from_a, missing_from_b, seed, resamples = job
-    return compare_metric(name, pairs, paired=paired, missing_from_a=missing_from_a,
-                          missing_from_b=missing_from_b, seed=seed, resamples=resamples)
+    name, indices, nums, dens, paired, missing_from_a, missing_from_b, seed, resamples = job
+    return _compared(name, DeltaColumn(indices, nums, dens), paired=paired, missing_from_a=missing_from_a,
+                     missing_from_b=missing_from_b, seed=seed, resamples=resamples)
 
 
 def compare_metric(
     name: str,
-    pairs: tuple[tuple[int, Fraction], ...],
+    pairs: Sequence[tuple[int, Fraction]],
     *,
     paired: int,
     missing_from_a: int,
@@ -300,10 +404,15 @@ def compare_metric(
     resamples: int,
 ) -> PairedMetric:
     """Build one metric's comparison from its ``(index, delta)`` pairs."""
-    values = [delta for _, delta in pairs]
-    positive = sum(d > 0 for d in values)
-    negative = sum(d < 0 for d in values)
-    zero = len(values) - positive - negative
+    return _compared(name, DeltaColumn.of_pairs(tuple(pairs)), paired=paired, missing_from_a=missing_from_a,
+                     missing_from_b=missing_from_b, seed=seed, resamples=resamples)
+
+
+def _compared(name: str, column: DeltaColumn, *, paired: int, missing_from_a: int, missing_from_b: int,
+              seed: bytes, resamples: int) -> PairedMetric:
+    positive = int(np.count_nonzero(column.numerators > 0))
+    negative = int(np.count_nonzero(column.numerators < 0))
+    zero = len(column) - positive - negative
     direction = METRICS_BY_NAME[name].direction
     if direction == "higher":
         a_better, b_better, ties = positive, negative, zero
@@ -311,8 +420,8 @@ def compare_metric(
         a_better, b_better, ties = negative, positive, zero
     else:
         a_better = b_better = ties = None
-    if values:
-        vector = ExactVector.build(values, np.fromiter((float(d) for d in values), np.float64))
+    if len(column):
+        vector = ExactVector.from_parts(column.numerators, column.denominators, column.floats)
         statistics = describe(vector)
         interval = bootstrap_interval(vector, seed=seed, resamples=resamples, statistic="mean_delta")
     else:
@@ -323,8 +432,8 @@ def compare_metric(
         paired=paired,
         missing_from_a=missing_from_a,
         missing_from_b=missing_from_b,
-        undefined=paired - len(values),
-        deltas=pairs,
+        undefined=paired - len(column),
+        deltas=column,
         statistics=statistics,
         mean_delta_ci=interval,
         delta_positive=positive,
