@@ -3,9 +3,11 @@
 Each function here is the Ray variant of one core entry point and writes or
 returns exactly what the core would: :func:`run_on_ray` is
 :func:`emberbench.runner.run_evaluation` with a :class:`~cluster.executor.RayExecutor`;
-:func:`verify_on_ray` and :func:`audit_on_ray` use a
-:class:`~cluster.auth.RayAuthenticator`; :func:`aggregate_on_ray` and
-:func:`paired_on_ray` also use a :class:`~cluster.reducer.RayMapper`.
+:func:`verify_on_ray` and :func:`audit_on_ray` stream the artifact and
+replay its records with a :class:`~cluster.auth.RayAuthenticator`;
+:func:`aggregate_on_ray` and :func:`paired_on_ray` also run the statistics'
+jobs with a :class:`~cluster.reducer.RayMapper`. The driver never holds more
+than the header, the records in flight and the compact metric values.
 """
 
 from __future__ import annotations
@@ -55,27 +57,24 @@ def run_on_ray(manifest: EvaluationManifest, suite: Suite, policy: str, model_id
 
 
 def load_on_ray(path: str | Path, suite: Suite, authenticator: RayAuthenticator) -> Any:
-    """:func:`emberbench.results.load_result` with replay on Ray, started while the loader checks structure.
+    """:func:`emberbench.results.load_result` with replay on Ray (the result is held in memory).
 
-    The same two steps as ``load_result`` (read, then ``result_from_dict``),
-    with the first replay tasks prefetched in between.
+    Commands use :func:`verify_on_ray`, which keeps no episode.
     """
-    from emberbench.results import read_result_manifest, result_from_dict
+    from emberbench.results import load_result
 
-    _, _, data, raw = read_result_manifest(path)
-    episodes = data.get("episodes")
-    if isinstance(episodes, list) and all(isinstance(e, dict) for e in episodes):
-        authenticator.prefetch([e.get("record") for e in episodes], suite)
-    return result_from_dict(data, suite, raw=raw, where=str(path), authenticator=authenticator)
+    return load_result(path, suite, authenticator=authenticator)
 
 
 def verify_on_ray(path: str | Path, suite: Suite, *, workers: int | None = None, address: str | None = None) -> Any:
-    """:func:`emberbench.results.load_result` with records replayed in parallel."""
+    """:func:`emberbench.result_stream.verify_artifact` with records replayed in parallel (streaming)."""
+    from emberbench.result_stream import verify_artifact
+
     with ray_session(address, workers=workers) as info, RayAuthenticator(info.workers) as authenticator:
-        return load_on_ray(path, suite, authenticator)
+        return verify_artifact(path, suite, replayer=authenticator)
 
 
-def audit_on_ray(store: Any, suite: Suite, *, workers: int | None = None, address: str | None = None) -> list[Any]:
+def audit_on_ray(store: Any, suite: Suite, *, workers: int | None = None, address: str | None = None) -> Any:
     """:func:`emberbench.audit.audit_store` with records replayed in parallel."""
     from emberbench.audit import audit_store
 
@@ -85,35 +84,31 @@ def audit_on_ray(store: Any, suite: Suite, *, workers: int | None = None, addres
 
 def aggregate_on_ray(path: str | Path, suite: Suite, resamples: int, *, workers: int | None = None,
                      address: str | None = None) -> Any:
-    """Load (with parallel replay) and aggregate one result, reducer on Ray."""
-    from emberbench.statistics import aggregate_statistics
+    """:func:`emberbench.statistics.aggregate_artifact`: replay and reducer on Ray, each record replayed once."""
+    from emberbench.statistics import aggregate_artifact
 
     with ray_session(address, workers=workers) as info, RayAuthenticator(info.workers) as authenticator:
-        result = load_on_ray(path, suite, authenticator)
-        return aggregate_statistics(result, suite, resamples, authenticator=authenticator,
-                                    mapper=RayMapper(info.workers))
+        return aggregate_artifact(path, suite, resamples, replayer=authenticator, mapper=RayMapper(info.workers))
 
 
 def paired_on_ray(path_a: str | Path, path_b: str | Path, suite: Suite, resamples: int, *,
                   workers: int | None = None, address: str | None = None) -> Any:
-    """Load and pair two results (with parallel replay), paired statistics on Ray."""
-    from emberbench.pairing import load_pair
-    from emberbench.statistics import paired_statistics
+    """:func:`emberbench.statistics.paired_artifacts`: manifests compared first, replay and reducer on Ray."""
+    from emberbench.statistics import paired_artifacts
 
     with ray_session(address, workers=workers) as info, RayAuthenticator(info.workers) as authenticator:
-        result_a, result_b = load_pair(path_a, path_b, suite, authenticator=authenticator)
-        return paired_statistics(result_a, result_b, suite, resamples, authenticator=authenticator,
-                                 mapper=RayMapper(info.workers))
+        return paired_artifacts(path_a, path_b, suite, resamples, replayer=authenticator,
+                                mapper=RayMapper(info.workers))
 
 
 @contextlib.contextmanager
 def ray_mapper(address: str | None = None, *, workers: int | None = None,
-               tasks_per_worker: int = 8) -> Iterator[RayMapper]:
+               jobs_per_task: int = 1) -> Iterator[RayMapper]:
     """A :class:`RayMapper` on a Ray session that lasts for the ``with`` block.
 
     For the generator's jobs (one calibration per scenario, milliseconds to
-    seconds each): more tasks per worker than the statistics use, so that
+    seconds each): fewer jobs per task than the statistics use, so that
     unequal scenarios still spread evenly.
     """
     with ray_session(address, workers=workers) as info:
-        yield RayMapper(info.workers, tasks_per_worker=tasks_per_worker)
+        yield RayMapper(info.workers, jobs_per_task=jobs_per_task)

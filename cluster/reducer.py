@@ -2,9 +2,10 @@
 
 :func:`emberbench.statistics.aggregate_from_values` and ``paired_from_values``
 cut their work into pure (group, metric) jobs and hand them to a *mapper*.
-:class:`RayMapper` runs those jobs as Ray tasks, a few contiguous jobs per task
+:class:`RayMapper` runs those jobs as Ray tasks, a few consecutive jobs per task
 (one bootstrap is milliseconds to seconds; a task costs about a millisecond),
-and returns the results in job order. Each job is a deterministic function of
+and returns the results in job order, taking jobs from the stream as tasks
+finish. Each job is a deterministic function of
 its inputs (the bootstrap stream is seeded by the inputs), so where it runs
 cannot change a byte of the artifact.
 
@@ -14,13 +15,15 @@ follow the parallel replay (also plain tasks) in the same Ray session.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
+import itertools
+from collections import deque
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .session import import_ray
 
-TASKS_PER_WORKER = 4
+JOBS_PER_TASK = 4
+IN_FLIGHT_PER_WORKER = 2
 
 
 def _run_jobs(function: Callable[[Any], Any], jobs: list[Any]) -> list[Any]:
@@ -30,21 +33,36 @@ def _run_jobs(function: Callable[[Any], Any], jobs: list[Any]) -> list[Any]:
 class RayMapper:
     """A statistics mapper that runs jobs as Ray tasks on ``workers`` CPUs (Ray must be initialised).
 
+    Jobs are taken from the (possibly lazy) job stream a few at a time, with a
+    bounded number of tasks in flight, so the driver never holds every job's
+    values at once; results come back in job order.
+
     Args:
         workers: CPUs to spread the jobs over.
-        tasks_per_worker: tasks per worker (more evens out unequal jobs).
+        jobs_per_task: consecutive jobs in one task.
+        in_flight_per_worker: tasks queued or running per worker.
     """
 
-    def __init__(self, workers: int, *, tasks_per_worker: int = TASKS_PER_WORKER) -> None:
-        self.workers, self.tasks_per_worker = max(1, workers), max(1, tasks_per_worker)
+    def __init__(self, workers: int, *, jobs_per_task: int = JOBS_PER_TASK,
+                 in_flight_per_worker: int = IN_FLIGHT_PER_WORKER) -> None:
+        self.workers, self.jobs_per_task = max(1, workers), max(1, jobs_per_task)
+        self.in_flight = self.workers * max(1, in_flight_per_worker)
         self._ray = import_ray()
         self._remote = self._ray.remote(num_cpus=1, max_retries=3)(_run_jobs)
 
-    def __call__(self, function: Callable[[Any], Any], jobs: Sequence[Any]) -> list[Any]:
+    def __call__(self, function: Callable[[Any], Any], jobs: Iterable[Any]) -> list[Any]:
         """Return ``[function(job) for job in jobs]``, computed by Ray tasks."""
-        jobs = list(jobs)
-        if not jobs:
-            return []
-        size = math.ceil(len(jobs) / (self.workers * self.tasks_per_worker))
-        refs = [self._remote.remote(function, jobs[i:i + size]) for i in range(0, len(jobs), size)]
-        return [result for part in self._ray.get(refs) for result in part]
+        source = iter(jobs)
+        pending: deque[Any] = deque()
+        out: list[Any] = []
+        exhausted = False
+        while True:
+            while not exhausted and len(pending) < self.in_flight:
+                part = list(itertools.islice(source, self.jobs_per_task))
+                if not part:
+                    exhausted = True
+                    break
+                pending.append(self._remote.remote(function, part))
+            if not pending:
+                return out
+            out.extend(self._ray.get(pending.popleft()))

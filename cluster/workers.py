@@ -133,37 +133,40 @@ _SUITES: dict[str, Suite] = {}
 
 
 def authenticate_chunk(suite_hash: str, suite_holder: list[Any], positions: list[int],
-                       records: list[dict[str, Any]]) -> tuple[list[Any], Any]:
-    """Authenticate records in order, stopping at the first that fails (a Ray task body).
+                       records: list[bytes]) -> tuple[list[Any], BaseException | None]:
+    """Authenticate records (canonical JSON bytes) in order: a Ray task body.
 
     Args:
         suite_hash: the suite's hash, the key of the per-process cache.
         suite_holder: ``[ObjectRef]`` of the suite, fetched only on a cache
             miss (wrapped in a list so that Ray does not fetch it every call).
-        positions: the position of each record in the whole list (ascending).
-        records: parsed run records.
+        positions: each record's place in the artifact (for messages).
+        records: the records' canonical JSON.
 
     Returns:
-        ``(metrics, failure)``: the metrics of every record before the first
-        failure, and None, ``(position, message, field)`` for a record that
-        does not authenticate, or ``(position, exception, None)`` for any
-        other error.
+        ``(verdicts, error)``: per record, its metrics or ``(message, field)``
+        of a record that does not authenticate; and None, or an error other
+        than a failed authentication (then the verdicts stop before that
+        record, and the driver raises the error).
     """
+    import json
+
     import ray
 
-    from emberbench.episode import authenticate
+    from emberbench.episode import authenticate_parsed
+    from emberbench.record import record_from_dict
 
     suite = _SUITES.get(suite_hash)
     if suite is None:
         suite = _SUITES[suite_hash] = ray.get(suite_holder[0])
-    out = []
-    for position, record in zip(positions, records):
+    out: list[Any] = []
+    for _position, data in zip(positions, records, strict=True):
         try:
-            out.append(authenticate(record, suite))
+            out.append(authenticate_parsed(record_from_dict(json.loads(data)), suite, data))
         except RecordAuthenticationError as exc:
-            return out, (position, str(exc), exc.field)
+            out.append((str(exc), exc.field))
         except Exception as exc:  # noqa: BLE001 - re-raised by the driver in list order
-            return out, (position, _portable(exc), None)
+            return out, _portable(exc)
     return out, None
 
 

@@ -1,50 +1,164 @@
-"""Auditing a store: every stored result artifact, re-verified with full replay."""
+"""Auditing a store run by run: every stored result re-verified with full replay, journals checked against it.
+
+A *run* in a store is a journal ``run-<hash>`` and, once it finished, the
+result artifact stored under the ref ``results/run-<hash>``. :func:`audit_store`
+gives one :class:`AuditVerdict` per run, in run-name order, and never stops at
+a damaged run:
+
+* ``ok``: the stored result passes every check of a verification (streamed,
+  each record replayed once) and holds every scheduled episode, and its
+  journal, if still there, is finished, names this result and journaled
+  exactly its episodes and records;
+* ``partial``: a run that has not finished (its journal lists the episodes
+  done so far and every record they reference is stored), or a stored result
+  that verifies but lacks scheduled episodes;
+* ``damaged``: anything else: a result that fails a check, an object, ref or
+  journal that cannot be read, records a journal needs that are gone, a
+  journal and a result that disagree.
+
+Stored result objects are read through the store (frame and checksum
+checked, content re-hashed against the key) and verified as a stream.
+"""
 
 from __future__ import annotations
 
+import io
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import EmberError
-from .results import Authenticator, authenticate_all, parse_result_bytes, result_from_dict
+from .replay import Authenticator, Replayer
+from .result_stream import StreamedEpisode, verify_artifact
 from .suite import Suite
 
 RESULT_REF_PREFIX = "results/"
+OK, PARTIAL, DAMAGED = "ok", "partial", "damaged"
 
 
 @dataclass(frozen=True, slots=True)
 class AuditVerdict:
-    """The verdict on one stored artifact."""
+    """The verdict on one run of a store.
 
-    ref: str
-    key: str
-    ok: bool
+    Attributes:
+        run: the run's name (its journal name).
+        state: ``ok``, ``partial`` or ``damaged``.
+        message: what was found, in one line.
+        ref: the result ref (``results/<run>``), or "" when there is none.
+        key: the stored result's key, or "" when there is none.
+    """
+
+    run: str
+    state: str
     message: str
+    ref: str = ""
+    key: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """True for a complete, authenticated run."""
+        return self.state == OK
 
 
-def audit_store(store: Any, suite: Suite, *, authenticator: Authenticator = authenticate_all) -> list[AuditVerdict]:
-    """Load every artifact under a ``results/`` ref exactly as the result loader would.
+class _Damage(Exception):
+    """Internal: a run is damaged (the message says how)."""
 
-    Each artifact is read through the store (frame and checksum checked),
-    must hash to its key, and must pass every check of the result loader,
-    including replay of every record. Verdicts come in ref-name order.
+
+def _journaled(state: Any) -> dict[int, str]:
+    """index -> record digest of every episode a journal records."""
+    done: dict[int, str] = {}
+    for entry in state.entries:
+        data = entry.data
+        if isinstance(data, Mapping) and "index" in data:
+            done[int(data["index"])] = str(data["digest"])
+    return done
+
+
+def _audit_unfinished(store: Any, run: str, state: Any) -> AuditVerdict:
+    done = _journaled(state)
+    lost = store.missing(sorted(set(done.values())))
+    if lost:
+        raise _Damage(f"journal {run} is unfinished and {len(lost)} of the records it references are missing "
+                      f"(first {lost[0]})")
+    return AuditVerdict(run, PARTIAL, f"unfinished: {len(done)} episodes journaled, no stored result")
+
+
+def _audit_result(store: Any, suite: Suite, run: str, ref: str, key: str, state: Any,
+                  replayer: Replayer | Authenticator | None) -> AuditVerdict:
+    where = f"result {key[:12]}"
+    journaled = _journaled(state) if state is not None else None
+    disagree: list[str] = []
+
+    def check(e: StreamedEpisode) -> None:
+        if journaled is not None and not disagree and journaled.get(e.index) != e.record_digest:
+            disagree.append(f"episode {e.index}")
+
+    # Until the store streams objects to a reader, the object is read whole (checked) and
+    # verified as a stream from memory.
+    raw = store.get(key, verify_data=True)
+    done = verify_artifact(io.BytesIO(raw), suite, sink=check, replayer=replayer, where=where)
+    del raw
+    if state is not None:
+        finish = state.finish.data if state.finish is not None else None
+        if finish is None:
+            raise _Damage(f"{where}: verifies, but journal {run} is not finished")
+        if isinstance(finish, Mapping) and finish.get("result") not in (None, key):
+            raise _Damage(f"{where}: journal {run} finished with result {str(finish.get('result'))[:12]}, "
+                          f"not this one")
+        if disagree or len(journaled or {}) != len(done.indices):
+            what = disagree[0] if disagree else f"{len(journaled or {})} journaled vs {len(done.indices)} stored"
+            raise _Damage(f"{where}: the stored result and journal {run} disagree ({what})")
+    summary = (f"model {done.model_id!r}: {len(done.indices)}/{len(done.manifest.episodes)} episodes "
+               f"authenticated (result {key[:12]})")
+    return AuditVerdict(run, OK if done.complete else PARTIAL, summary if done.complete else f"partial: {summary}",
+                        ref, key)
+
+
+def audit_run(store: Any, suite: Suite, run: str, *, authenticator: Replayer | Authenticator | None = None,
+              journals: frozenset[str] | None = None) -> AuditVerdict:
+    """The verdict on one run (see the module docstring); never raises for a damaged run.
+
+    ``journals`` (the store's journal names) saves listing them again.
     """
     from emberbench.store import StoreError
 
-    verdicts = []
-    for name, key in sorted(store.refs.items()):
-        if not name.startswith(RESULT_REF_PREFIX):
-            continue
-        where = f"ref {name} ({key[:12]})"
-        try:
-            raw = store.get(key, verify_data=True)
-            result = result_from_dict(parse_result_bytes(raw, where=where), suite, raw=raw, where=where,
-                                      authenticator=authenticator)
-        except (EmberError, StoreError) as exc:
-            verdicts.append(AuditVerdict(name, key, False, str(exc)))
-            continue
-        verdicts.append(AuditVerdict(
-            name, key, True,
-            f"model {result.model_id!r}: {len(result.episodes)}/{len(result.manifest.episodes)} episodes authenticated",
-        ))
-    return verdicts
+    ref, key = f"{RESULT_REF_PREFIX}{run}", ""
+    try:
+        known = journals if journals is not None else frozenset(store.journal_names())
+        state = store.read_journal(run) if run in known else None
+        if ref not in store.refs:
+            if state is None:
+                raise _Damage(f"run {run} has neither a journal nor a stored result")
+            if state.finished:
+                raise _Damage(f"journal {run} is finished but its result ref {ref} is missing")
+            return _audit_unfinished(store, run, state)
+        key = store.refs.get(ref)
+        return _audit_result(store, suite, run, ref, key, state, authenticator)
+    except _Damage as exc:
+        return AuditVerdict(run, DAMAGED, str(exc), ref if key else "", key)
+    except (EmberError, StoreError) as exc:
+        return AuditVerdict(run, DAMAGED, str(exc), ref if key else "", key)
+
+
+def store_runs(store: Any) -> list[str]:
+    """Every run a store knows of (from its journals and its result refs), sorted."""
+    runs = set(store.journal_names())
+    runs.update(name[len(RESULT_REF_PREFIX):] for name in store.refs.names() if name.startswith(RESULT_REF_PREFIX))
+    return sorted(runs)
+
+
+def audit_store(store: Any, suite: Suite, *,
+                authenticator: Replayer | Authenticator | None = None) -> list[AuditVerdict]:
+    """Audit every run of ``store`` (see the module docstring); verdicts in run-name order.
+
+    Args:
+        store: the object store.
+        suite: the suite the stored results must verify against.
+        authenticator: where records are replayed (a replayer, or the older
+            list form; in process by default). Verdicts do not depend on it.
+    """
+    journals = frozenset(store.journal_names())
+    return [audit_run(store, suite, run, authenticator=authenticator, journals=journals) for run in store_runs(store)]
+
+
+__all__ = ["DAMAGED", "OK", "PARTIAL", "AuditVerdict", "audit_run", "audit_store", "store_runs"]

@@ -218,14 +218,21 @@ def gc(
         typer.echo("dry run: nothing deleted (use --apply)")
 
 
+PARTIAL_EXIT = 3
+"""``store audit`` exit status when no run is damaged but some are partial (and --allow-partial is not given)."""
+
+
 def audit(
     store_dir: StoreOption = None,
     suite: Annotated[Optional[Path], typer.Option("--suite", help="Suite folder; default: the public suite.")] = None,
     workers: ParallelWorkersOption = None,
     address: AddressOption = None,
+    allow_partial: Annotated[
+        bool, typer.Option("--allow-partial", help="Exit 0 when runs are unfinished or incomplete but none is damaged.")
+    ] = False,
 ) -> None:
-    """Re-verify every stored result artifact with full replay authentication."""
-    from ..audit import audit_store
+    """Audit every run: re-verify its stored result (full replay), check its journal. Exit 1 if one is damaged."""
+    from ..audit import DAMAGED, OK, audit_store
     from ..suite import load_suite
     from .cluster_cmd import replay_on_ray, resolve_address
 
@@ -236,13 +243,15 @@ def audit(
 
         verdicts = audit_on_ray(_open(store_dir), load_suite(suite), workers=workers,
                                 address=resolve_address(address))
-    bad = 0
     for v in verdicts:
-        typer.echo(f"{'ok' if v.ok else 'FAIL'}  {v.ref}  {v.message}")
-        bad += not v.ok
-    typer.echo(f"{len(verdicts)} stored results audited, {bad} failed")
-    if bad:
+        typer.echo(f"{v.state:<8} {v.run[:16]}  {v.message}")
+    counts = {state: sum(v.state == state for v in verdicts) for state in (OK, "partial", DAMAGED)}
+    typer.echo(f"{len(verdicts)} runs audited: {counts[OK]} ok, {counts['partial']} partial, "
+               f"{counts[DAMAGED]} damaged")
+    if counts[DAMAGED]:
         raise typer.Exit(1)
+    if counts["partial"] and not allow_partial:
+        raise typer.Exit(PARTIAL_EXIT)
 
 
 def rm_run(

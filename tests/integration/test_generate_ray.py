@@ -20,7 +20,7 @@ def test_calibration_on_ray_matches_the_golden_file(ray_cluster, tmp_path: Path)
 
     write_suite(generate_suite(load_recipe("dev"), 3, 5, suite_id="tiny"), tmp_path / "suite")
     suite = load_suite(tmp_path / "suite")
-    calibration = calibrate_suite(suite, [0, 1], mapper=RayMapper(ray_cluster.workers, tasks_per_worker=8))
+    calibration = calibrate_suite(suite, [0, 1], mapper=RayMapper(ray_cluster.workers, jobs_per_task=1))
     golden = (ROOT / "tests" / "golden" / "calibration-1.0.json").read_bytes()
     assert canonical_bytes(calibration.to_dict()) + b"\n" == golden
 
