@@ -10,6 +10,7 @@ read in full (:func:`verify_pair`).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,12 +103,12 @@ def verify_pair(path_a: str | Path, path_b: str | Path, suite: Suite, *, sink_a:
         ResultError: a header or an artifact fails a check.
         PairingError: the manifests differ (before any episode is read).
     """
-    head_a, head_b = read_header(path_a), read_header(path_b)
-    require_same_manifest(head_a.manifest, head_b.manifest)
+    require_same_manifest(read_header(path_a).manifest, read_header(path_b).manifest)
     done_a = verify_artifact(path_a, suite, sink=sink_a, replayer=replayer)
     done_b = verify_artifact(path_b, suite, sink=sink_b, replayer=replayer)
     require_same_manifest(done_a.manifest, done_b.manifest)
-    return done_a, done_b
+    # One manifest object for both (they are equal): B's copy is released.
+    return done_a, dataclasses.replace(done_b, manifest=done_a.manifest)
 
 
 def pair_artifacts(path_a: str | Path, path_b: str | Path, suite: Suite, *, replayer: Any = None) -> PairingReport:

@@ -41,14 +41,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from .canonical import canonical_bytes, canonical_json, is_sha256_hex, parse_json_strict, sha256_hex
+from .canonical import canonical_bytes, canonical_json, is_sha256_hex, sha256_hex
 from .errors import CanonicalFormError, ManifestError, RecordAuthenticationError, ResultError
 from .input_policy import RESULT, open_input
 from .manifest import EvaluationManifest, ManifestEntry, check_manifest
 from .metrics import EpisodeMetrics
 from .record import RunRecord, record_from_dict
 from .replay import Authenticator, Replayer, ReplayFailure, ReplayJob, as_replayer
-from .result_text import BLOCK_BYTES, ArtifactWalker
+from .result_text import BLOCK_BYTES, DISCARDED, KNOWN, ArtifactWalker, KnownText, prefixed
 from .results import EPISODE_KEYS, RESULT_KEYS, check_header
 from .suite import Suite
 
@@ -173,12 +173,13 @@ def read_tail_header(handle: BinaryIO, where: str) -> dict[str, Any] | None:
     if offset < 0:
         return None
     handle.seek(offset + 2)
-    tail = handle.read(size - offset - 2)
+    walker = ArtifactWalker(prefixed(b"{", handle), where, keep=RESULT_KEYS)
     try:
-        header = parse_json_strict(b"{" + tail, where=where)
-    except CanonicalFormError:
+        for _ in walker.episodes():
+            pass
+    except ResultError:
         return None
-    return header if isinstance(header, dict) else None
+    return walker.header if DISCARDED not in walker.header.values() else None
 
 
 def _check_header(header: dict[str, Any], has_episodes: bool, where: str) -> tuple[EvaluationManifest, str]:
@@ -188,9 +189,13 @@ def _check_header(header: dict[str, Any], has_episodes: bool, where: str) -> tup
     return check_header(data, where)
 
 
-def _same_header(a: dict[str, Any], b: dict[str, Any]) -> bool:
+def _same_header(walked: dict[str, Any], header: dict[str, Any], known: dict[str, KnownText]) -> bool:
+    """Whether the header the walk found is ``header`` (members the walk matched by text count as equal)."""
+    if set(walked) != set(header):
+        return False
     try:
-        return canonical_bytes(a) == canonical_bytes(b)
+        return all(value is KNOWN and key in known or canonical_bytes(value) == canonical_bytes(header[key])
+                   for key, value in walked.items())
     except CanonicalFormError:
         return False
 
@@ -360,10 +365,20 @@ def _verify_open(handle: BinaryIO, where: str, suite: Suite, replayer: Replayer,
         raise ResultError(f"{where}: {exc}") from None
     if kind is not None and kind != "array":
         raise ResultError(f"{where}: episodes must be a list")
+    known: dict[str, KnownText] = {}
+    if kind is None:
+        # Keep only a fingerprint of the large members read from the tail (the manifest), not
+        # the parsed values: the walk matches their text instead of parsing them again.
+        for key, value in list(header.items()):
+            fingerprint = KnownText.of(value)
+            if fingerprint is not None and key == "manifest":
+                known[key] = fingerprint
+                header[key] = KNOWN
     handle.seek(0)
-    walk = _Pass(ArtifactWalker(handle, where, keep=RESULT_KEYS), manifest, suite, replayer, sink, only=only)
+    walker = ArtifactWalker(handle, where, keep=RESULT_KEYS, known=known)
+    walk = _Pass(walker, manifest, suite, replayer, sink, only=only)
     walk.run()
-    if not _same_header(walk.walker.header, header):
+    if not _same_header(walk.walker.header, header, known):
         if kind is None:
             # The tail was not the header the parse found: the full parse names the real failure.
             handle.seek(0)

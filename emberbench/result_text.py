@@ -36,10 +36,12 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+import io
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from .canonical import canonical_json
@@ -55,9 +57,73 @@ TRUNCATION_MARGIN = 32
 
 DISCARDED = object()
 """Stands in the header for a member whose value was checked but not kept."""
+KNOWN = object()
+"""Stands in the header for a member whose text was exactly a :class:`KnownText`."""
+
+
+@dataclass(frozen=True, slots=True)
+class KnownText:
+    """The canonical text of a header value parsed before, by length and SHA-256 (not kept itself)."""
+
+    length: int
+    sha256: bytes
+
+    @classmethod
+    def of(cls, value: Any) -> KnownText | None:
+        """The known text of ``value``, or None unless its JSON ends by itself (a string, object or array)."""
+        if not isinstance(value, str | dict | list):
+            return None
+        text = canonical_json(value)
+        return cls(len(text), hashlib.sha256(text.encode("ascii")).digest())
+
+    def matches(self, text: str) -> bool:
+        """Whether ``text`` (of this length) is the known text."""
+        return len(text) == self.length and text.isascii() and hashlib.sha256(text.encode("ascii")).digest() == self.sha256
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _WS = " \t\n\r"
+
+
+DEPTH_BY_OBJECT = 1 << 20
+"""Values longer than this many characters have their nesting measured on the parsed value."""
+
+
+def _depth(value: Any, limit: int) -> int:
+    """Nesting depth of parsed JSON (an array or object is one level), stopping once past ``limit``."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            if deepest > limit:
+                return deepest
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item)
+                         if isinstance(child, dict | list))
+    return deepest
+
+
+class _Prefixed(io.RawIOBase):
+    """``prefix`` followed by the rest of ``handle``, read lazily (a header read from the tail)."""
+
+    def __init__(self, prefix: bytes, handle: BinaryIO) -> None:
+        self._prefix, self._handle = prefix, handle
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        head, self._prefix = self._prefix, b""
+        if size is not None and 0 <= size <= len(head):
+            self._prefix = head[size:]
+            return head[:size]
+        rest = self._handle.read(-1 if size is None or size < 0 else size - len(head))
+        return head + rest
+
+
+def prefixed(prefix: bytes, handle: BinaryIO) -> BinaryIO:
+    """A handle reading ``prefix`` and then ``handle`` from its current position."""
+    return _Prefixed(prefix, handle)  # type: ignore[return-value]
 
 
 class _Text:
@@ -182,13 +248,21 @@ class ArtifactWalker:
             not an object, nests too deep or holds an out-of-range number.
     """
 
-    def __init__(self, handle: BinaryIO, where: str, *, keep: frozenset[str] | None = None) -> None:
+    def __init__(self, handle: BinaryIO, where: str, *, keep: frozenset[str] | None = None,
+                 known: Mapping[str, KnownText] | None = None) -> None:
         self.where = where
         self._keep = keep
+        # Header members already parsed elsewhere (from the file's tail): a member whose text is
+        # exactly that known text is not parsed again; the header then holds KNOWN for it.
+        self._known = dict(known or {})
+        self._strings: dict[str, str] = {}
         self._hasher = hashlib.sha256()
         self._t = _Text(handle, where, self._hasher)
         self._decoder = json.JSONDecoder(parse_constant=self._no_constant, object_pairs_hook=self._unique_pairs,
                                          parse_float=self._finite_float)
+        # Header values (the manifest) repeat the same strings once per episode: share them.
+        self._header_decoder = json.JSONDecoder(parse_constant=self._no_constant,
+                                                object_pairs_hook=self._shared_pairs, parse_float=self._finite_float)
         self.header: dict[str, Any] = {}
         self.episodes_kind: str | None = None
         self.episodes_value: Any = None
@@ -206,6 +280,10 @@ class ArtifactWalker:
                 raise CanonicalFormError(f"{self.where}: duplicate key {key!r}")
             out[key] = value
         return out
+
+    def _shared_pairs(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        strings = self._strings
+        return self._unique_pairs([(k, strings.setdefault(v, v) if type(v) is str else v) for k, v in pairs])
 
     def _finite_float(self, text: str) -> float:
         value = float(text)
@@ -253,12 +331,13 @@ class ArtifactWalker:
             pass
         return len(t.buf) > before
 
-    def _value(self, i: int, outer: int) -> tuple[Any, int]:
+    def _value(self, i: int, outer: int, *, header: bool = False) -> tuple[Any, int]:
         """Parse the value at ``buf[i]`` (nested ``outer`` levels deep); return it and its end."""
         t = self._t
+        decoder = self._header_decoder if header else self._decoder
         while True:
             try:
-                value, end = self._decoder.raw_decode(t.buf, i)
+                value, end = decoder.raw_decode(t.buf, i)
             except json.JSONDecodeError as exc:
                 cut = exc.pos >= len(t.buf) - TRUNCATION_MARGIN or exc.msg.startswith("Unterminated string")
                 if cut and not t.eof and self._grow(i):
@@ -271,10 +350,17 @@ class ArtifactWalker:
             if end >= len(t.buf) and not t.eof and self._grow(i):
                 continue  # a number or literal may go on in the next block
             break
-        try:
-            check_json_depth(t.buf[i:end], where=self.where, max_depth=MAX_JSON_DEPTH - outer)
-        except CanonicalFormError:
-            raise self._too_deep() from None
+        limit = MAX_JSON_DEPTH - outer
+        if end - i > DEPTH_BY_OBJECT:
+            # A large value (the manifest): its parse is nested exactly as its text, so walk
+            # the parsed value rather than copying the text for the text-level check.
+            if _depth(value, limit) > limit:
+                raise self._too_deep()
+        else:
+            try:
+                check_json_depth(t.buf[i:end], where=self.where, max_depth=limit)
+            except CanonicalFormError:
+                raise self._too_deep() from None
         return value, end
 
     def _string(self, i: int) -> tuple[str, int]:
@@ -336,12 +422,12 @@ class ArtifactWalker:
                         self.header[key] = DISCARDED
                     i = yield from self._array(i, yield_elements=False)
                 else:
-                    value, end = self._member_value(i)
+                    value, end = self._member_value(key, i)
                     if key == "episodes" and key not in seen:
                         self.episodes_kind, self.episodes_value = "other", value
                     elif key not in seen:
                         self.header[key] = value
-                        if self.canonical and canonical_json(value) != t.buf[i:end]:
+                        if self.canonical and value is not KNOWN and canonical_json(value) != t.buf[i:end]:
                             self.canonical = False
                     i = end
                 seen.add(key)
@@ -364,10 +450,14 @@ class ArtifactWalker:
             raise self._fail(f"{self.where}: duplicate key {duplicate!r}")
         self._end(i)
 
-    def _member_value(self, i: int) -> tuple[Any, int]:
-        if not self._t.ensure(i):
+    def _member_value(self, key: str, i: int) -> tuple[Any, int]:
+        t = self._t
+        if not t.ensure(i):
             raise self._syntax("Expecting value", i)
-        return self._value(i, outer=1)
+        known = self._known.get(key)
+        if known is not None and t.ensure(i + known.length - 1) and known.matches(t.buf[i:i + known.length]):
+            return KNOWN, i + known.length
+        return self._value(i, outer=1, header=True)
 
     def _array(self, i: int, *, yield_elements: bool, outer: int = 1) -> Iterator[tuple[int, Any, str]]:
         """Walk the array whose ``[`` is ``buf[i]``, element by element; return the index after ``]``."""
@@ -426,4 +516,4 @@ class ArtifactWalker:
             raise ResultError(f"{self.where}: a result artifact must be a JSON object")
 
 
-__all__ = ["BLOCK_BYTES", "MAX_VALUE_CHARS", "ArtifactWalker"]
+__all__ = ["BLOCK_BYTES", "DISCARDED", "KNOWN", "MAX_VALUE_CHARS", "ArtifactWalker", "KnownText", "prefixed"]

@@ -45,17 +45,19 @@ DELTA = "A - B"
 class DeltaColumn(Sequence[tuple[int, Fraction]]):
     """The ``(index, A - B)`` pairs of one metric in one group, kept as arrays.
 
-    It behaves as a sequence of ``(int, Fraction)`` tuples (made on access);
-    it holds an index array, numerator and denominator arrays in lowest terms
-    and the correctly rounded floats the artifact lists.
+    It behaves as a sequence of ``(int, Fraction)`` tuples (made on access).
+    It holds, or shares with the column of the whole comparison (see
+    :meth:`view`), an index array, numerator and denominator arrays in lowest
+    terms and the correctly rounded floats the artifact lists; a view holds
+    only the rows it selects.
     """
 
-    __slots__ = ("indices", "numerators", "denominators", "floats")
+    __slots__ = ("_arrays", "_rows")
 
     def __init__(self, indices: np.ndarray, numerators: np.ndarray, denominators: np.ndarray) -> None:
-        self.indices = np.asarray(indices, dtype=np.int64)
-        self.numerators, self.denominators = int_array(numerators), int_array(denominators)
-        self.floats = ratio_floats(self.numerators, self.denominators)
+        nums, dens = int_array(numerators), int_array(denominators)
+        self._arrays = (np.asarray(indices, dtype=np.int64), nums, dens, ratio_floats(nums, dens))
+        self._rows: np.ndarray | None = None
 
     @classmethod
     def of_pairs(cls, pairs: Sequence[tuple[int, Fraction]]) -> DeltaColumn:
@@ -63,13 +65,47 @@ class DeltaColumn(Sequence[tuple[int, Fraction]]):
         return cls(np.array([i for i, _ in pairs], dtype=np.int64), [d.numerator for _, d in pairs],
                    [d.denominator for _, d in pairs])
 
+    @classmethod
+    def view(cls, base: DeltaColumn, rows: np.ndarray) -> DeltaColumn:
+        """The rows ``rows`` of ``base`` (a column of the whole comparison), sharing its arrays."""
+        column = cls.__new__(cls)
+        column._arrays = base._arrays
+        every = base._rows is None and len(rows) == len(base) and bool(np.all(rows == np.arange(len(rows))))
+        column._rows = None if every else (rows if base._rows is None else base._rows[rows]).astype(np.int32)
+        return column
+
+    def _part(self, k: int) -> np.ndarray:
+        return self._arrays[k] if self._rows is None else self._arrays[k][self._rows]
+
+    @property
+    def indices(self) -> np.ndarray:
+        """Manifest indices, in the group's order."""
+        return self._part(0)
+
+    @property
+    def numerators(self) -> np.ndarray:
+        """Numerators of the deltas in lowest terms."""
+        return self._part(1)
+
+    @property
+    def denominators(self) -> np.ndarray:
+        """Denominators of the deltas (positive)."""
+        return self._part(2)
+
+    @property
+    def floats(self) -> np.ndarray:
+        """The correctly rounded float of each delta."""
+        return self._part(3)
+
     def __len__(self) -> int:
-        return len(self.indices)
+        return len(self._arrays[0]) if self._rows is None else len(self._rows)
 
     def __getitem__(self, k: Any) -> Any:
         if isinstance(k, slice):
             return [self[j] for j in range(*k.indices(len(self)))]
-        return int(self.indices[k]), Fraction(int(self.numerators[k]), int(self.denominators[k]))
+        row = k if self._rows is None else int(self._rows[k])
+        indices, nums, dens, _ = self._arrays
+        return int(indices[row]), Fraction(int(nums[row]), int(dens[row]))
 
     def __iter__(self) -> Iterator[tuple[int, Fraction]]:
         for i, a, b in zip(self.indices.tolist(), self.numerators.tolist(), self.denominators.tolist(), strict=True):
@@ -87,6 +123,12 @@ class DeltaColumn(Sequence[tuple[int, Fraction]]):
 
     def __repr__(self) -> str:
         return f"DeltaColumn({len(self)} deltas)"
+
+    def __getstate__(self) -> tuple[Any, Any]:
+        return self._arrays, self._rows
+
+    def __setstate__(self, state: tuple[Any, Any]) -> None:
+        self._arrays, self._rows = state
 
     def output_form(self) -> list[list[Any]]:
         """``[[index, float], ...]`` as the artifact lists them."""
@@ -326,16 +368,17 @@ def paired_from_tables(
     both = np.intersect1d(table_a.indices, table_b.indices)
     rows_a, _ = table_a.locate(both)
     rows_b, _ = table_b.locate(both)
-    deltas: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    deltas: list[DeltaColumn] = []
     for col_a, col_b in zip(table_a.columns, table_b.columns, strict=True):
         defined = col_a.defined[rows_a] & col_b.defined[rows_b]
         ra, rb = rows_a[defined], rows_b[defined]
         num, den = fraction_differences(col_a.numerators[ra], col_a.denominators[ra], col_b.numerators[rb],
                                         col_b.denominators[rb])
-        deltas.append((both[defined], num, den))
+        deltas.append(DeltaColumn(both[defined], num, den))
 
     groups = (plan.overall, *plan.scenarios, *plan.families)
     heads: list[tuple[Any, ...]] = []
+    selected: list[np.ndarray] = []
 
     def jobs() -> Iterator[tuple[Any, ...]]:
         for group in groups:
@@ -344,7 +387,8 @@ def paired_from_tables(
             paired = indices[in_a & in_b]
             lacks_a, lacks_b = tuple(indices[~in_a].tolist()), tuple(indices[~in_b].tolist())
             heads.append((group, tuple(paired.tolist()), lacks_a, lacks_b))
-            for name, (known, num, den) in zip(METRIC_NAMES, deltas, strict=True):
+            for name, column in zip(METRIC_NAMES, deltas, strict=True):
+                known = column.indices
                 seed = bootstrap_seed(
                     purpose=PURPOSE,
                     evaluation_manifest_hash=ctx.evaluation_manifest_hash,
@@ -357,13 +401,18 @@ def paired_from_tables(
                 at = np.minimum(np.searchsorted(known, paired), max(len(known) - 1, 0))
                 hit = known[at] == paired if len(known) else np.zeros(len(paired), dtype=bool)
                 rows = at[hit]
-                yield (name, paired[hit], num[rows], den[rows], len(paired), len(lacks_a), len(lacks_b), seed,
-                       resamples)
+                selected.append(rows)
+                yield (column.numerators[rows], column.denominators[rows], seed, resamples)
 
     per_group = run_metric_jobs(mapper, compare_metric_job, jobs())
+    # Each metric's deltas are kept once; every group's list is a view of them.
+    width = len(METRIC_NAMES)
     built = [
-        PairedGroup(group.kind, group.name, paired, lacks_a, lacks_b, metrics)
-        for (group, paired, lacks_a, lacks_b), metrics in zip(heads, per_group)
+        PairedGroup(group.kind, group.name, paired, lacks_a, lacks_b, tuple(
+            result.metric(name, DeltaColumn.view(deltas[k], selected[g * width + k]), paired=len(paired),
+                          missing_from_a=len(lacks_a), missing_from_b=len(lacks_b))
+            for k, (name, result) in enumerate(zip(METRIC_NAMES, results, strict=True))))
+        for g, ((group, paired, lacks_a, lacks_b), results) in enumerate(zip(heads, per_group))
     ]
     in_a, in_b = set(table_a.indices.tolist()), set(table_b.indices.tolist())
     return PairedStatistics(
@@ -381,16 +430,54 @@ def paired_from_tables(
     )
 
 
-def compare_metric_job(job: tuple[Any, ...]) -> PairedMetric:
+@dataclass(frozen=True, slots=True)
+class MetricComparison:
+    """What a (group, metric) job computes from the deltas: everything of a :class:`PairedMetric` but the deltas."""
+
+    statistics: Descriptive
+    mean_delta_ci: BootstrapInterval | None
+    delta_positive: int
+    delta_negative: int
+    delta_zero: int
+
+    def metric(self, name: str, column: DeltaColumn, *, paired: int, missing_from_a: int,
+               missing_from_b: int) -> PairedMetric:
+        """The :class:`PairedMetric` of ``name`` with these results and ``column`` as its deltas."""
+        direction = METRICS_BY_NAME[name].direction
+        positive, negative, zero = self.delta_positive, self.delta_negative, self.delta_zero
+        if direction == "higher":
+            a_better, b_better, ties = positive, negative, zero
+        elif direction == "lower":
+            a_better, b_better, ties = negative, positive, zero
+        else:
+            a_better = b_better = ties = None
+        return PairedMetric(
+            metric=name,
+            paired=paired,
+            missing_from_a=missing_from_a,
+            missing_from_b=missing_from_b,
+            undefined=paired - len(column),
+            deltas=column,
+            statistics=self.statistics,
+            mean_delta_ci=self.mean_delta_ci,
+            delta_positive=positive,
+            delta_negative=negative,
+            delta_zero=zero,
+            a_better=a_better,
+            b_better=b_better,
+            ties=ties,
+        )
+
+
+def compare_metric_job(job: tuple[Any, ...]) -> MetricComparison:
     """One (group, metric) job of :func:`paired_from_tables`: a pure function of its tuple.
 
-    ``job`` is ``(name, indices, numerators, denominators, paired,
-    missing_from_a, missing_from_b, seed, resamples)``: the group's defined
-    deltas as parts, in the group's order.
+    ``job`` is ``(numerators, denominators, seed, resamples)``: the group's
+    defined deltas as parts. The result leaves the deltas out (the caller
+    keeps them once for every group).
     """
-    name, indices, nums, dens, paired, missing_from_a, missing_from_b, seed, resamples = job
-    return _compared(name, DeltaColumn(indices, nums, dens), paired=paired, missing_from_a=missing_from_a,
-                     missing_from_b=missing_from_b, seed=seed, resamples=resamples)
+    nums, dens, seed, resamples = job
+    return _comparison(ExactVector.from_parts(nums, dens) if len(nums) else None, seed=seed, resamples=resamples)
 
 
 def compare_metric(
@@ -404,42 +491,21 @@ def compare_metric(
     resamples: int,
 ) -> PairedMetric:
     """Build one metric's comparison from its ``(index, delta)`` pairs."""
-    return _compared(name, DeltaColumn.of_pairs(tuple(pairs)), paired=paired, missing_from_a=missing_from_a,
-                     missing_from_b=missing_from_b, seed=seed, resamples=resamples)
+    column = DeltaColumn.of_pairs(tuple(pairs))
+    vector = ExactVector.from_parts(column.numerators, column.denominators, column.floats) if len(column) else None
+    return _comparison(vector, seed=seed, resamples=resamples).metric(
+        name, column, paired=paired, missing_from_a=missing_from_a, missing_from_b=missing_from_b)
 
 
-def _compared(name: str, column: DeltaColumn, *, paired: int, missing_from_a: int, missing_from_b: int,
-              seed: bytes, resamples: int) -> PairedMetric:
-    positive = int(np.count_nonzero(column.numerators > 0))
-    negative = int(np.count_nonzero(column.numerators < 0))
-    zero = len(column) - positive - negative
-    direction = METRICS_BY_NAME[name].direction
-    if direction == "higher":
-        a_better, b_better, ties = positive, negative, zero
-    elif direction == "lower":
-        a_better, b_better, ties = negative, positive, zero
-    else:
-        a_better = b_better = ties = None
-    if len(column):
-        vector = ExactVector.from_parts(column.numerators, column.denominators, column.floats)
-        statistics = describe(vector)
-        interval = bootstrap_interval(vector, seed=seed, resamples=resamples, statistic="mean_delta")
-    else:
-        statistics = describe(())
-        interval = None
-    return PairedMetric(
-        metric=name,
-        paired=paired,
-        missing_from_a=missing_from_a,
-        missing_from_b=missing_from_b,
-        undefined=paired - len(column),
-        deltas=column,
-        statistics=statistics,
-        mean_delta_ci=interval,
+def _comparison(vector: ExactVector | None, *, seed: bytes, resamples: int) -> MetricComparison:
+    if vector is None:
+        return MetricComparison(describe(()), None, 0, 0, 0)
+    positive = int(np.count_nonzero(vector.numerators > 0))
+    negative = int(np.count_nonzero(vector.numerators < 0))
+    return MetricComparison(
+        statistics=describe(vector),
+        mean_delta_ci=bootstrap_interval(vector, seed=seed, resamples=resamples, statistic="mean_delta"),
         delta_positive=positive,
         delta_negative=negative,
-        delta_zero=zero,
-        a_better=a_better,
-        b_better=b_better,
-        ties=ties,
+        delta_zero=len(vector) - positive - negative,
     )
