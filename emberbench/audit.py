@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .errors import EmberError
 from .replay import Authenticator, Replayer
 from .result_stream import StreamedEpisode, verify_artifact
@@ -64,49 +66,66 @@ class _Damage(Exception):
     """Internal: a run is damaged (the message says how)."""
 
 
-def _journaled(state: Any) -> dict[int, str]:
-    """index -> record digest of every episode a journal records."""
-    done: dict[int, str] = {}
-    for entry in state.entries:
-        data = entry.data
-        if isinstance(data, Mapping) and "index" in data:
-            done[int(data["index"])] = str(data["digest"])
-    return done
+@dataclass(frozen=True, slots=True, eq=False)
+class _Journal:
+    """What the audit needs of a run journal: the journaled episodes as sorted arrays, and how it ended."""
+
+    indices: np.ndarray
+    digests: np.ndarray
+    finished: bool
+    result: str | None
+
+    @classmethod
+    def read(cls, store: Any, run: str) -> _Journal:
+        state = store.read_journal(run)
+        indices, digests = [], []
+        for entry in state.entries:
+            data = entry.data
+            if isinstance(data, Mapping) and "index" in data:
+                indices.append(int(data["index"]))
+                digests.append(bytes.fromhex(str(data["digest"])))
+        finish = state.finish.data if state.finish is not None else None
+        result = finish.get("result") if isinstance(finish, Mapping) else None
+        order = np.argsort(np.array(indices, dtype=np.int64), kind="stable")
+        return cls(np.array(indices, dtype=np.int64)[order], np.array(digests, dtype="S32")[order],
+                   state.finish is not None, None if result is None else str(result))
 
 
-def _audit_unfinished(store: Any, run: str, state: Any) -> AuditVerdict:
-    done = _journaled(state)
-    lost = store.missing(sorted(set(done.values())))
+def _audit_unfinished(store: Any, run: str, journal: _Journal) -> AuditVerdict:
+    lost = store.missing(sorted({d.hex() for d in journal.digests.tolist()}))
     if lost:
         raise _Damage(f"journal {run} is unfinished and {len(lost)} of the records it references are missing "
                       f"(first {lost[0]})")
-    return AuditVerdict(run, PARTIAL, f"unfinished: {len(done)} episodes journaled, no stored result")
+    episodes = len(set(journal.indices.tolist()))
+    return AuditVerdict(run, PARTIAL, f"unfinished: {episodes} episodes journaled, no stored result")
 
 
-def _audit_result(store: Any, suite: Suite, run: str, ref: str, key: str, state: Any,
+def _audit_result(store: Any, suite: Suite, run: str, ref: str, key: str, journal: _Journal | None,
                   replayer: Replayer | Authenticator | None) -> AuditVerdict:
     where = f"result {key[:12]}"
-    journaled = _journaled(state) if state is not None else None
     disagree: list[str] = []
+    seen = 0
 
     def check(e: StreamedEpisode) -> None:
-        if journaled is not None and not disagree and journaled.get(e.index) != e.record_digest:
-            disagree.append(f"episode {e.index}")
+        nonlocal seen
+        if journal is not None and not disagree:
+            if (seen >= len(journal.indices) or journal.indices[seen] != e.index
+                    or journal.digests[seen] != bytes.fromhex(e.record_digest)):
+                disagree.append(f"episode {e.index}")
+        seen += 1
 
     # Until the store streams objects to a reader, the object is read whole (checked) and
     # verified as a stream from memory.
     raw = store.get(key, verify_data=True)
     done = verify_artifact(io.BytesIO(raw), suite, sink=check, replayer=replayer, where=where)
     del raw
-    if state is not None:
-        finish = state.finish.data if state.finish is not None else None
-        if finish is None:
+    if journal is not None:
+        if not journal.finished:
             raise _Damage(f"{where}: verifies, but journal {run} is not finished")
-        if isinstance(finish, Mapping) and finish.get("result") not in (None, key):
-            raise _Damage(f"{where}: journal {run} finished with result {str(finish.get('result'))[:12]}, "
-                          f"not this one")
-        if disagree or len(journaled or {}) != len(done.indices):
-            what = disagree[0] if disagree else f"{len(journaled or {})} journaled vs {len(done.indices)} stored"
+        if journal.result not in (None, key):
+            raise _Damage(f"{where}: journal {run} finished with result {journal.result[:12]}, not this one")
+        if disagree or len(journal.indices) != len(done.indices):
+            what = disagree[0] if disagree else f"{len(journal.indices)} journaled vs {len(done.indices)} stored"
             raise _Damage(f"{where}: the stored result and journal {run} disagree ({what})")
     summary = (f"model {done.model_id!r}: {len(done.indices)}/{len(done.manifest.episodes)} episodes "
                f"authenticated (result {key[:12]})")
@@ -125,15 +144,15 @@ def audit_run(store: Any, suite: Suite, run: str, *, authenticator: Replayer | A
     ref, key = f"{RESULT_REF_PREFIX}{run}", ""
     try:
         known = journals if journals is not None else frozenset(store.journal_names())
-        state = store.read_journal(run) if run in known else None
+        journal = _Journal.read(store, run) if run in known else None
         if ref not in store.refs:
-            if state is None:
+            if journal is None:
                 raise _Damage(f"run {run} has neither a journal nor a stored result")
-            if state.finished:
+            if journal.finished:
                 raise _Damage(f"journal {run} is finished but its result ref {ref} is missing")
-            return _audit_unfinished(store, run, state)
+            return _audit_unfinished(store, run, journal)
         key = store.refs.get(ref)
-        return _audit_result(store, suite, run, ref, key, state, authenticator)
+        return _audit_result(store, suite, run, ref, key, journal, authenticator)
     except _Damage as exc:
         return AuditVerdict(run, DAMAGED, str(exc), ref if key else "", key)
     except (EmberError, StoreError) as exc:
