@@ -330,7 +330,7 @@ class _Pass:
                 yield ReplayJob(position, record, record_bytes, (entry, digest, metrics_text))
 
     def run(self) -> None:
-        """Walk, replay and check everything; raise the first failure by the loader's order."""
+        """Walk, replay and check every episode (a JSON error raises; other failures wait in ``pending``)."""
         for job, verdict in self.replayer.replay(self._jobs(), self.suite):
             if not self.replaying():
                 continue
@@ -348,43 +348,53 @@ class _Pass:
                 if self.sink is not None:
                     self.sink(StreamedEpisode(job.position, entry, digest, job.record, job.record_bytes, verdict,
                                               metrics_text.encode("ascii")))
-        if self.walker.episodes_kind != "array":
-            raise ResultError(f"{self.where}: episodes must be a list")
         if not self.walker.canonical:
             self._fail(CANONICAL, f"{self.where}: the artifact is not in canonical form (re-serialization differs)")
+
+    def finish(self) -> None:
+        """Raise the first per-episode failure (by kind, then list order), if any."""
         if self.pending is not None:
             raise ResultError(self.pending[1])
 
 
 def _verify_open(handle: BinaryIO, where: str, suite: Suite, replayer: Replayer, sink: Sink | None,
                  only: int | None = None, *, use_tail: bool = True) -> VerifiedArtifact:
+    """Verify an open artifact; ``use_tail=False`` takes the two-pass route (exact in every case)."""
     manifest, model_id, header, kind = _header_of(handle, where, use_tail=use_tail)
     try:
         check_manifest(manifest, suite)
     except ManifestError as exc:
+        if kind is None:
+            # From the tail: a JSON or header error elsewhere would come first; the full parse says.
+            handle.seek(0)
+            return _verify_open(handle, where, suite, replayer, sink, only, use_tail=False)
         raise ResultError(f"{where}: {exc}") from None
     if kind is not None and kind != "array":
         raise ResultError(f"{where}: episodes must be a list")
     known: dict[str, KnownText] = {}
     if kind is None:
-        # Keep only a fingerprint of the large members read from the tail (the manifest), not
-        # the parsed values: the walk matches their text instead of parsing them again.
-        for key, value in list(header.items()):
-            fingerprint = KnownText.of(value)
-            if fingerprint is not None and key == "manifest":
-                known[key] = fingerprint
-                header[key] = KNOWN
+        # Keep only a fingerprint of the manifest read from the tail, not its parsed value:
+        # the walk matches its text instead of parsing it again.
+        fingerprint = KnownText.of(header.get("manifest"))
+        if fingerprint is not None:
+            known["manifest"] = fingerprint
+            header["manifest"] = KNOWN
     handle.seek(0)
     walker = ArtifactWalker(handle, where, keep=RESULT_KEYS, known=known)
     walk = _Pass(walker, manifest, suite, replayer, sink, only=only)
     walk.run()
-    if not _same_header(walk.walker.header, header, known):
+    if not _same_header(walker.header, header, known):
         if kind is None:
             # The tail was not the header the parse found: the full parse names the real failure.
             handle.seek(0)
             _verify_open(handle, where, suite, replayer, None, only, use_tail=False)
         raise ResultError(f"{where}: the artifact changed while it was read")
-    return VerifiedArtifact(where, model_id, manifest, walk.walker.digest, tuple(walk.indices))
+    if walker.episodes_kind is None:
+        _check_header(walker.header, False, where)  # raises: the key is missing
+    if walker.episodes_kind != "array":
+        raise ResultError(f"{where}: episodes must be a list")
+    walk.finish()
+    return VerifiedArtifact(where, model_id, manifest, walker.digest, tuple(walk.indices))
 
 
 def verify_artifact(source: Source, suite: Suite, *, sink: Sink | None = None,

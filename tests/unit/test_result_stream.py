@@ -1,0 +1,333 @@
+"""The streaming reader against the whole-file loader: every corruption, the same message, the same first failure."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import emberbench.result_text as result_text
+from emberbench.canonical import canonical_bytes, sha256_hex
+from emberbench.errors import CanonicalFormError, ResultError
+from emberbench.manifest import EvaluationManifest, ManifestEntry
+from emberbench.result_stream import read_episode, read_header, verify_artifact
+from emberbench.runner import run_evaluation
+from tests.unit.loader_reference import reference_load, reference_verdict
+
+SMALL = ["v1-pub-01-single-exit-sparse", "v1-pub-12-smouldering-two-exits"]
+
+
+@pytest.fixture(scope="module")
+def artifact(tmp_path_factory, suite):  # noqa: ANN001
+    """A complete greedy artifact of six episodes (bytes and parsed object)."""
+    entries = []
+    for seed in range(3):
+        for sid in SMALL:
+            entries.append(ManifestEntry(len(entries), sid, suite.scenario(sid).content_hash, seed))
+    manifest = EvaluationManifest(suite.id, suite.version, suite.hash, tuple(entries))
+    path = tmp_path_factory.mktemp("stream") / "greedy.json"
+    run_evaluation(manifest, suite, "greedy", "greedy-v1", path)
+    raw = path.read_bytes()
+    return raw, json.loads(raw)
+
+
+def _obj(fn):  # noqa: ANN001, ANN202
+    """A corruption of the parsed object, saved in canonical form."""
+    def go(raw: bytes, data: dict) -> bytes:
+        d = copy.deepcopy(data)
+        fn(d)
+        return canonical_bytes(d) + b"\n"
+    return go
+
+
+def _text(fn):  # noqa: ANN001, ANN202
+    """A corruption of the bytes."""
+    return lambda raw, data: fn(raw)
+
+
+def _redigest(d: dict, i: int) -> None:
+    d["episodes"][i]["record_digest"] = sha256_hex(canonical_bytes(d["episodes"][i]["record"]))
+
+
+def _action(d: dict, i: int) -> None:
+    rec = d["episodes"][i]["record"]
+    line = rec["actions"][0]
+    k = next(k for k, ch in enumerate(line) if ch in "NESW")
+    rec["actions"][0] = line[:k] + ("S" if line[k] != "S" else "N") + line[k + 1:]
+    _redigest(d, i)
+
+
+def _steps(d: dict, i: int) -> None:
+    d["episodes"][i]["metrics"]["counts"]["steps"] += 1
+
+
+def _suite_version(d: dict) -> None:
+    d["manifest"]["suite_version"] = d["suite_version"] = "1.0.9"
+    d["evaluation_manifest_hash"] = sha256_hex(canonical_bytes(d["manifest"]))
+
+
+def _retag(d: dict) -> None:
+    d["episodes"][0]["record"]["header"]["seed"] = 99
+    _redigest(d, 0)
+
+
+def _bomb(depth: int) -> bytes:
+    return b"[" * depth + b"]" * depth
+
+
+CORRUPTIONS = {
+    # The JSON text: positions are the whole document's.
+    "empty": _text(lambda r: b""),
+    "whitespace only": _text(lambda r: b"  \n"),
+    "garbage": _text(lambda r: b"{nope"),
+    "top-level list": _text(lambda r: b"[1, 2]\n"),
+    "top-level list, broken": _text(lambda r: b"[1,2,}\n"),
+    "top-level string": _text(lambda r: b'"abc"'),
+    "truncated early": _text(lambda r: r[:3000]),
+    "truncated late": _text(lambda r: r[:-40]),
+    "extra data": _text(lambda r: r + b"x"),
+    "bad utf-8 early": _text(lambda r: r[:2500] + b"\xff" + r[2501:]),
+    "bad utf-8 late": _text(lambda r: r[:-100] + b"\xff" + r[-99:]),
+    "bad utf-8 after a syntax error": _text(lambda r: r[:2000] + b"!!" + r[2002:-100] + b"\xff" + r[-99:]),
+    "nesting bomb in an episode": _text(lambda r: r.replace(b'{"index":1,', b'{"deep":' + _bomb(80) + b',"index":1,', 1)),
+    "nesting bomb in the header": _text(lambda r: r[:-2] + b',"z":' + _bomb(100) + b"}\n"),
+    "nesting 63 in the header": _text(lambda r: r[:-2] + b',"z":' + _bomb(63) + b"}\n"),
+    "nesting 64 in the header": _text(lambda r: r[:-2] + b',"z":' + _bomb(64) + b"}\n"),
+    "nesting 62 in an episode": _text(lambda r: r.replace(b'{"index":1,', b'{"deep":' + _bomb(61) + b',"index":1,', 1)),
+    "nesting 63 in an episode": _text(lambda r: r.replace(b'{"index":1,', b'{"deep":' + _bomb(62) + b',"index":1,', 1)),
+    "unclosed nesting": _text(lambda r: r[:2000] + b"[" * 100),
+    "NaN": _text(lambda r: r.replace(b'"seed":0', b'"seed":NaN', 1)),
+    "Infinity in the header": _text(lambda r: r[:-2] + b',"z":Infinity}\n'),
+    "duplicate top-level key": _text(lambda r: r[:-2] + b',"model_id":"x"}\n'),
+    "duplicate top-level key and a syntax error": _text(lambda r: r[:3000] + b"!!" + r[3002:-2] + b',"model_id":"x"}\n'),
+    "duplicate episode key": _text(lambda r: r.replace(b'{"index":1,', b'{"index":1,"index":1,', 1)),
+    "duplicate record key": _text(lambda r: r.replace(b'"steps":', b'"steps":1,"steps":', 1)),
+    # The header.
+    "extra top-level key": _obj(lambda d: d.update(note=1)),
+    "extra top-level key sorted first": _obj(lambda d: d.update(aaa=1)),
+    "missing top-level key": _obj(lambda d: d.pop("suite_id")),
+    "missing episodes": _obj(lambda d: d.pop("episodes")),
+    "future result version": _obj(lambda d: d.update(result_version="2.0")),
+    "bad model id": _obj(lambda d: d.update(model_id=" x")),
+    "model id not a string": _obj(lambda d: d.update(model_id=5)),
+    "manifest hash": _obj(lambda d: d.update(evaluation_manifest_hash="0" * 64)),
+    "header differs": _obj(lambda d: d.update(metrics_version="1.1")),
+    "embedded manifest invalid": _obj(lambda d: d["manifest"].update(manifest_version="7")),
+    "embedded manifest not an object": _obj(lambda d: d.update(manifest=[])),
+    "manifest vs suite": _obj(_suite_version),
+    "episodes not a list": _obj(lambda d: d.update(episodes={"a": 1})),
+    # Each episode's structure.
+    "episode keys": _obj(lambda d: d["episodes"][0].pop("metrics")),
+    "episode keys, last": _obj(lambda d: d["episodes"][-1].pop("metrics")),
+    "episode not an object": _obj(lambda d: d["episodes"].insert(0, 5)),
+    "index not in manifest": _obj(lambda d: d["episodes"][0].update(index=99)),
+    "index a boolean": _obj(lambda d: d["episodes"][0].update(index=False)),
+    "order": _obj(lambda d: d["episodes"].__setitem__(slice(0, 2), d["episodes"][1::-1])),
+    "duplicate": _obj(lambda d: d["episodes"].insert(1, copy.deepcopy(d["episodes"][0]))),
+    "entry seed": _obj(lambda d: d["episodes"][0].update(seed=5)),
+    "entry scenario id": _obj(lambda d: d["episodes"][3].update(scenario_id="x")),
+    "record malformed": _obj(lambda d: d["episodes"][2]["record"].pop("outcome")),
+    "record header": _obj(_retag),
+    "record digest": _obj(lambda d: d["episodes"][0].update(record_digest="a" * 64)),
+    "record digest not hex": _obj(lambda d: d["episodes"][0].update(record_digest="A" * 64)),
+    # Canonical form.
+    "pretty printed": lambda r, d: json.dumps(d, indent=1, sort_keys=True).encode(),
+    "keys unsorted": lambda r, d: json.dumps(d, indent=None).encode(),
+    "trailing whitespace": _text(lambda r: r + b"  \n"),
+    "no newline": _text(lambda r: r.rstrip(b"\n")),
+    "byte order mark": _text(lambda r: b"\xef\xbb\xbf" + r),
+    "UTF-16": _text(lambda r: r.decode().encode("utf-16")),
+    "float not canonical": _text(lambda r: r.replace(b'"evacuated_rate":1.0', b'"evacuated_rate":1.00', 1)),
+    "escape not canonical": _text(lambda r: r.replace(b'"greedy-v1"', b'"gr\\u0065edy-v1"', 1)),
+    "space in the header": _text(lambda r: r.replace(b',"model_id":', b', "model_id":', 1)),
+    "space in an episode": _text(lambda r: r.replace(b'{"index":3,', b'{"index": 3,', 1)),
+    # Replay and stored metrics.
+    "authentication": _obj(lambda d: _action(d, 0)),
+    "authentication, late": _obj(lambda d: _action(d, 5)),
+    "stored metrics": _obj(lambda d: _steps(d, 0)),
+    "stored metrics, late": _obj(lambda d: _steps(d, 4)),
+    # Several defects: the first by the loader's order wins, wherever it is.
+    "replay early, structure late": _obj(lambda d: (_action(d, 1), d["episodes"][4].update(seed=77))),
+    "metrics early, replay late": _obj(lambda d: (_steps(d, 1), _action(d, 4))),
+    "two replays": _obj(lambda d: (_action(d, 4), _action(d, 2))),
+    "two metrics": _obj(lambda d: (_steps(d, 4), _steps(d, 2))),
+    "replay and header": _obj(lambda d: (_action(d, 2), d.update(metrics_version="1.1"))),
+    "structure and header": _obj(lambda d: (d["episodes"][3].update(seed=77), d.update(model_id=" y"))),
+    "pretty and replay": lambda r, d: json.dumps(json.loads(_obj(lambda x: _action(x, 2))(r, d)), indent=1).encode(),
+    "pretty and structure": lambda r, d: json.dumps(json.loads(_obj(lambda x: x["episodes"][4].update(seed=77))(r, d)),
+                                                    indent=1, sort_keys=True).encode(),
+    "space in an episode and replay": lambda r, d: _obj(lambda x: _action(x, 4))(r, d).replace(
+        b'{"index":1,', b'{"index": 1,', 1),
+    "space in an episode and structure late": lambda r, d: _obj(lambda x: x["episodes"][5].update(seed=77))(r, d).replace(
+        b'{"index":1,', b'{"index": 1,', 1),
+    "syntax error late, structure early": lambda r, d: _obj(lambda x: x["episodes"][1].update(seed=77))(r, d)[:-30]
+    + b"!!" + r[-28:],
+}
+
+
+@pytest.fixture(scope="module")
+def cases(artifact, tmp_path_factory, suite):  # noqa: ANN001
+    """Every corrupted file, with the whole-file loader's verdict on it."""
+    raw, data = artifact
+    folder = tmp_path_factory.mktemp("tamper")
+    out = {}
+    for name, corrupt in CORRUPTIONS.items():
+        path = folder / (name.replace(" ", "-").replace(",", "") + ".json")
+        path.write_bytes(corrupt(raw, data))
+        out[name] = (path, reference_verdict(path, suite))
+    return out
+
+
+def _verdict(path, suite) -> str:  # noqa: ANN001
+    try:
+        return f"ok {verify_artifact(path, suite).digest}"
+    except ResultError as exc:
+        return str(exc)
+
+
+@pytest.mark.parametrize("name", list(CORRUPTIONS))
+def test_streaming_reader_gives_the_loaders_verdict(cases, suite, name) -> None:  # noqa: ANN001
+    """Each corruption the loader rejects is rejected by the streaming reader with exactly the same message."""
+    path, expected = cases[name]
+    assert not expected.startswith("ok "), f"{name} is not a corruption"
+    assert _verdict(path, suite) == expected
+
+
+@pytest.mark.parametrize("block", [7, 1000])
+def test_block_boundaries_change_no_verdict(cases, suite, monkeypatch, block) -> None:  # noqa: ANN001
+    """With tiny read blocks (values split anywhere) every verdict, positions included, stays the loader's."""
+    monkeypatch.setattr(result_text, "BLOCK_BYTES", block)
+    for name, (path, expected) in cases.items():
+        assert _verdict(path, suite) == expected, name
+
+
+def test_a_good_artifact_gives_its_digest_and_episodes(artifact, suite, tmp_path) -> None:  # noqa: ANN001
+    """A valid artifact verifies to the digest of its bytes; the sink sees each episode once, in order."""
+    raw, _ = artifact
+    path = tmp_path / "a.json"
+    path.write_bytes(raw)
+    seen = []
+    done = verify_artifact(path, suite, sink=seen.append)
+    assert done.digest == sha256_hex(raw) == reference_load(raw, suite, str(path))
+    assert done.indices == tuple(range(6)) and done.complete and done.model_id == "greedy-v1"
+    assert [e.index for e in seen] == list(done.indices)
+    assert all(sha256_hex(e.record_bytes) == e.record_digest for e in seen)
+
+
+def test_metric_out_of_range_names_the_file(artifact, suite, tmp_path) -> None:
+    """Issue 12 defect 3: a metric written as 1e400 is refused with a message naming the file (was a bare error)."""
+    raw, _ = artifact
+    path = tmp_path / "inf.json"
+    path.write_bytes(raw.replace(b'"mean_exposure":', b'"mean_exposure":1e400,"x":', 1))
+    with pytest.raises(CanonicalFormError) as old:
+        reference_load(path.read_bytes(), suite, str(path))
+    assert str(path) not in str(old.value)
+    with pytest.raises(ResultError, match=r"inf\.json: JSON number 1e400 is too large for a double"):
+        verify_artifact(path, suite)
+
+
+@settings(max_examples=40)
+@given(data=st.data())
+def test_random_damage_gets_the_loaders_verdict(artifact, suite, tmp_path_factory, data) -> None:  # noqa: ANN001
+    """Bytes deleted, inserted or replaced anywhere: the streaming verdict is the loader's (tiny blocks too)."""
+    raw, _ = artifact
+    start = data.draw(st.integers(0, len(raw) - 1))
+    stop = data.draw(st.integers(start, min(len(raw), start + 12)))
+    insert = data.draw(st.binary(max_size=4) | st.sampled_from([b",", b"]", b"}", b'"', b"{", b"[", b" ", b"\\"]))
+    damaged = raw[:start] + insert + raw[stop:]
+    path = tmp_path_factory.mktemp("damage") / "d.json"
+    path.write_bytes(damaged)
+    try:
+        expected = f"ok {reference_load(damaged, suite, str(path))}"
+    except ResultError as exc:
+        expected = str(exc)
+    except CanonicalFormError:
+        return  # an out-of-range number: refused by the streaming reader with its own message (tested above)
+    assert _verdict(path, suite) == expected
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(result_text, "BLOCK_BYTES", 5)
+        assert _verdict(path, suite) == expected
+
+
+def test_header_is_read_from_the_tail(artifact, suite, tmp_path) -> None:  # noqa: ANN001
+    """read_header reads only the end of a canonical artifact (episode bytes are never read)."""
+    raw, _ = artifact
+
+    class Counting(io.BytesIO):
+        read_bytes = 0
+
+        def read(self, size: int | None = -1) -> bytes:
+            out = super().read(size)
+            Counting.read_bytes += len(out)
+            return out
+
+    head = read_header(Counting(raw), where="a")
+    assert head.model_id == "greedy-v1" and len(head.manifest.episodes) == 6
+    assert Counting.read_bytes < len(raw) - raw.index(b'],"evaluation_manifest_hash"') + 1024 * 1024
+
+
+def test_header_of_a_broken_file_gets_the_full_verdict(cases) -> None:  # noqa: ANN001
+    """A file whose tail is no header is parsed whole, so read_header reports the loader's first error."""
+    path, expected = cases["duplicate top-level key and a syntax error"]
+    with pytest.raises(ResultError) as info:
+        read_header(path)
+    assert str(info.value) == expected
+
+
+def test_read_episode_replays_only_that_episode(artifact, suite, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """read_episode checks the whole file but replays one record, and returns it authenticated."""
+    import emberbench.episode as episode
+
+    raw, data = artifact
+    path = tmp_path / "a.json"
+    path.write_bytes(raw)
+    calls = []
+    real = episode.replay
+    monkeypatch.setattr(episode, "replay", lambda *a: calls.append(1) or real(*a))
+    got = read_episode(path, 4, suite)
+    assert len(calls) == 1
+    assert got.index == 4 and got.record.to_dict() == data["episodes"][4]["record"]
+    assert got.metrics_bytes == canonical_bytes(data["episodes"][4]["metrics"])
+    with pytest.raises(ResultError, match="no episode with manifest index 9"):
+        read_episode(path, 9, suite)
+
+
+def test_a_stream_that_cannot_seek_is_spooled(artifact, suite) -> None:  # noqa: ANN001
+    """A non-seekable binary stream (a pipe) verifies like the file."""
+    raw, _ = artifact
+
+    class Pipe(io.RawIOBase):
+        def __init__(self) -> None:
+            self.data = io.BytesIO(raw)
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer) -> int:  # noqa: ANN001
+            chunk = self.data.read(len(buffer))
+            buffer[:len(chunk)] = chunk
+            return len(chunk)
+
+    assert verify_artifact(Pipe(), suite, where="pipe").digest == sha256_hex(raw)
+
+
+def test_a_header_that_changes_under_the_reader_is_refused(artifact, suite, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """If the header met at the end differs from the one read first, the artifact is refused, not trusted."""
+    import emberbench.result_stream as stream
+
+    raw, data = artifact
+    path = tmp_path / "a.json"
+    path.write_bytes(raw)
+    real = stream.read_tail_header
+
+    def other_model(handle, where):  # noqa: ANN001, ANN202
+        header = real(handle, where)
+        return {**header, "model_id": "someone-else"}
+
+    monkeypatch.setattr(stream, "read_tail_header", other_model)
+    with pytest.raises(ResultError, match="changed while it was read"):
+        verify_artifact(path, suite)
