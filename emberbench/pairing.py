@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .canonical import canonical_bytes
 from .errors import PairingError
 from .manifest import EvaluationManifest
 from .result_stream import Sink, VerifiedArtifact, read_header, verify_artifact
@@ -60,7 +59,7 @@ class PairingReport:
 
 def require_same_manifest(a: EvaluationManifest, b: EvaluationManifest) -> None:
     """Raise PairingError unless both manifests are equal in hash and content."""
-    if a.hash != b.hash or canonical_bytes(a.to_dict()) != canonical_bytes(b.to_dict()):
+    if a.hash != b.hash or a != b:
         raise PairingError(
             f"results use different evaluation manifests ({a.hash} vs {b.hash}); "
             "results from different schedules are never compared"

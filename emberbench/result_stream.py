@@ -152,6 +152,14 @@ def open_source(source: Source, where: str | None = None) -> Iterator[tuple[Bina
         yield spool, label  # type: ignore[misc]
 
 
+class TailHeader(dict):  # type: ignore[type-arg]
+    """The header members read from the tail, with the fingerprints of those whose text was canonical."""
+
+    def __init__(self, members: dict[str, Any], fingerprints: dict[str, KnownText]) -> None:
+        super().__init__(members)
+        self.fingerprints = fingerprints
+
+
 def read_tail_header(handle: BinaryIO, where: str) -> dict[str, Any] | None:
     """The header members parsed from the tail of a canonical artifact, or None when that fails.
 
@@ -173,13 +181,15 @@ def read_tail_header(handle: BinaryIO, where: str) -> dict[str, Any] | None:
     if offset < 0:
         return None
     handle.seek(offset + 2)
-    walker = ArtifactWalker(prefixed(b"{", handle), where, keep=RESULT_KEYS)
+    walker = ArtifactWalker(prefixed(b"{", handle), where, keep=RESULT_KEYS, fingerprint=True)
     try:
         for _ in walker.episodes():
             pass
     except ResultError:
         return None
-    return walker.header if DISCARDED not in walker.header.values() else None
+    if DISCARDED in walker.header.values():
+        return None
+    return TailHeader(walker.header, walker.fingerprints or {})
 
 
 def _check_header(header: dict[str, Any], has_episodes: bool, where: str) -> tuple[EvaluationManifest, str]:
@@ -372,13 +382,12 @@ def _verify_open(handle: BinaryIO, where: str, suite: Suite, replayer: Replayer,
     if kind is not None and kind != "array":
         raise ResultError(f"{where}: episodes must be a list")
     known: dict[str, KnownText] = {}
-    if kind is None:
+    fingerprint = getattr(header, "fingerprints", {}).get("manifest")
+    if kind is None and fingerprint is not None:
         # Keep only a fingerprint of the manifest read from the tail, not its parsed value:
         # the walk matches its text instead of parsing it again.
-        fingerprint = KnownText.of(header.get("manifest"))
-        if fingerprint is not None:
-            known["manifest"] = fingerprint
-            header["manifest"] = KNOWN
+        known["manifest"] = fingerprint
+        header["manifest"] = KNOWN
     handle.seek(0)
     walker = ArtifactWalker(handle, where, keep=RESULT_KEYS, known=known)
     walk = _Pass(walker, manifest, suite, replayer, sink, only=only)

@@ -74,11 +74,37 @@ class KnownText:
         if not isinstance(value, str | dict | list):
             return None
         text = canonical_json(value)
-        return cls(len(text), hashlib.sha256(text.encode("ascii")).digest())
+        return cls(len(text), _sha256_text(text))
 
     def matches(self, text: str) -> bool:
         """Whether ``text`` (of this length) is the known text."""
-        return len(text) == self.length and text.isascii() and hashlib.sha256(text.encode("ascii")).digest() == self.sha256
+        return len(text) == self.length and text.isascii() and _sha256_text(text) == self.sha256
+
+
+def _canonical_pieces(value: Any) -> Iterator[str]:
+    """The canonical JSON of ``value`` in pieces: objects by member, long arrays by element."""
+    if isinstance(value, dict):
+        yield "{"
+        for k, (key, item) in enumerate(sorted(value.items())):
+            yield ("," if k else "") + canonical_json(key) + ":"
+            yield from _canonical_pieces(item)
+        yield "}"
+    elif isinstance(value, list) and len(value) > 64:
+        yield "["
+        for k, item in enumerate(value):
+            yield ("," if k else "") + canonical_json(item)
+        yield "]"
+    else:
+        yield canonical_json(value)
+
+
+def _sha256_text(text: str, start: int = 0, stop: int | None = None) -> bytes:
+    """SHA-256 of ``text[start:stop]`` as ASCII, encoded a piece at a time (no copy of the whole)."""
+    stop = len(text) if stop is None else stop
+    sha = hashlib.sha256()
+    for k in range(start, stop, 1 << 16):
+        sha.update(text[k:min(k + (1 << 16), stop)].encode("ascii"))
+    return sha.digest()
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _WS = " \t\n\r"
@@ -166,7 +192,9 @@ class _Text:
             text = self._decode_failed(exc, block, before, state)
         if not block:
             self.eof = True
-        self.buf += text
+        buf, self.buf = self.buf, ""
+        buf += text  # the only reference: extended in place, not copied
+        self.buf = buf
         return bool(text) or not self.eof
 
     def _decode_failed(self, exc: UnicodeDecodeError, block: bytes, before: int, state: Any) -> str:
@@ -228,6 +256,40 @@ class _Text:
             self.more()
 
 
+def _decoders(where: str) -> tuple[json.JSONDecoder, json.JSONDecoder]:
+    """The strict parser (hooks worded as ``parse_json_strict`` words them), for episodes and for header values.
+
+    Header values (the manifest) repeat the same strings once per episode, so
+    the second decoder shares equal strings. The hooks are closures, not
+    methods, so a walker holds no reference cycle and its buffers go as soon
+    as it does.
+    """
+    strings: dict[str, str] = {}
+
+    def no_constant(name: str) -> Any:
+        raise CanonicalFormError(f"{where}: JSON constant {name} is not allowed")
+
+    def unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise CanonicalFormError(f"{where}: duplicate key {key!r}")
+            out[key] = value
+        return out
+
+    def shared_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        return unique_pairs([(k, strings.setdefault(v, v) if type(v) is str else v) for k, v in pairs])
+
+    def finite_float(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            raise CanonicalFormError(f"{where}: JSON number {text} is too large for a double")
+        return value
+
+    return (json.JSONDecoder(parse_constant=no_constant, object_pairs_hook=unique_pairs, parse_float=finite_float),
+            json.JSONDecoder(parse_constant=no_constant, object_pairs_hook=shared_pairs, parse_float=finite_float))
+
+
 class ArtifactWalker:
     """Parse a result artifact's text in one pass, yielding the ``episodes`` elements.
 
@@ -242,6 +304,9 @@ class ArtifactWalker:
             newline, as far as the walker can tell (the caller compares each
             episode element with its canonical form; see :meth:`mark_not_canonical`).
         digest: SHA-256 of every byte of the file (valid once exhausted).
+        fingerprints: with ``fingerprint=True``, the :class:`KnownText` of
+            each header member (string, object or array) whose text is
+            canonical, so a later walk can match it without parsing it.
 
     Raises:
         ResultError: from the iteration, for text that is not valid JSON, is
@@ -249,47 +314,39 @@ class ArtifactWalker:
     """
 
     def __init__(self, handle: BinaryIO, where: str, *, keep: frozenset[str] | None = None,
-                 known: Mapping[str, KnownText] | None = None) -> None:
+                 known: Mapping[str, KnownText] | None = None, fingerprint: bool = False) -> None:
         self.where = where
+        self.fingerprints: dict[str, KnownText] | None = {} if fingerprint else None
         self._keep = keep
         # Header members already parsed elsewhere (from the file's tail): a member whose text is
         # exactly that known text is not parsed again; the header then holds KNOWN for it.
         self._known = dict(known or {})
-        self._strings: dict[str, str] = {}
         self._hasher = hashlib.sha256()
         self._t = _Text(handle, where, self._hasher)
-        self._decoder = json.JSONDecoder(parse_constant=self._no_constant, object_pairs_hook=self._unique_pairs,
-                                         parse_float=self._finite_float)
-        # Header values (the manifest) repeat the same strings once per episode: share them.
-        self._header_decoder = json.JSONDecoder(parse_constant=self._no_constant,
-                                                object_pairs_hook=self._shared_pairs, parse_float=self._finite_float)
+        self._decoder, self._header_decoder = _decoders(where)
         self.header: dict[str, Any] = {}
         self.episodes_kind: str | None = None
         self.episodes_value: Any = None
         self.canonical = self._t.encoding == "utf-8"
         self.digest = ""
 
-    # -- the strict parser's hooks, worded as parse_json_strict words them
-    def _no_constant(self, name: str) -> Any:
-        raise CanonicalFormError(f"{self.where}: JSON constant {name} is not allowed")
+    def _check_member(self, key: str, value: Any, i: int, end: int) -> None:
+        """Is the member's text its canonical JSON? Keep a fingerprint of it when asked.
 
-    def _unique_pairs(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in out:
-                raise CanonicalFormError(f"{self.where}: duplicate key {key!r}")
-            out[key] = value
-        return out
-
-    def _shared_pairs(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        strings = self._strings
-        return self._unique_pairs([(k, strings.setdefault(v, v) if type(v) is str else v) for k, v in pairs])
-
-    def _finite_float(self, text: str) -> float:
-        value = float(text)
-        if not math.isfinite(value):
-            raise CanonicalFormError(f"{self.where}: JSON number {text} is too large for a double")
-        return value
+        The canonical text is made and compared a piece at a time, so a large
+        member (the manifest) is never serialized whole.
+        """
+        buf, pos, sha = self._t.buf, i, hashlib.sha256()
+        for piece in _canonical_pieces(value):
+            if not buf.startswith(piece, pos):
+                self.canonical = False
+                return
+            pos += len(piece)
+            sha.update(piece.encode("ascii"))
+        if pos != end:
+            self.canonical = False
+        elif self.fingerprints is not None and isinstance(value, str | dict | list):
+            self.fingerprints[key] = KnownText(end - i, sha.digest())
 
     def mark_not_canonical(self) -> None:
         """The caller found an episode element that is not in canonical form."""
@@ -351,9 +408,9 @@ class ArtifactWalker:
                 continue  # a number or literal may go on in the next block
             break
         limit = MAX_JSON_DEPTH - outer
-        if end - i > DEPTH_BY_OBJECT:
-            # A large value (the manifest): its parse is nested exactly as its text, so walk
-            # the parsed value rather than copying the text for the text-level check.
+        if header or end - i > DEPTH_BY_OBJECT:
+            # A header value (the manifest) or a large one: its parse is nested exactly as its
+            # text, so walk the parsed value rather than copying the text for the text-level check.
             if _depth(value, limit) > limit:
                 raise self._too_deep()
         else:
@@ -427,8 +484,8 @@ class ArtifactWalker:
                         self.episodes_kind, self.episodes_value = "other", value
                     elif key not in seen:
                         self.header[key] = value
-                        if self.canonical and value is not KNOWN and canonical_json(value) != t.buf[i:end]:
-                            self.canonical = False
+                        if self.canonical and value is not KNOWN:
+                            self._check_member(key, value, i, end)
                     i = end
                 seen.add(key)
                 if i > BLOCK_BYTES:
@@ -455,7 +512,8 @@ class ArtifactWalker:
         if not t.ensure(i):
             raise self._syntax("Expecting value", i)
         known = self._known.get(key)
-        if known is not None and t.ensure(i + known.length - 1) and known.matches(t.buf[i:i + known.length]):
+        if (known is not None and t.ensure(i + known.length - 1) and t.buf.isascii()
+                and _sha256_text(t.buf, i, i + known.length) == known.sha256):
             return KNOWN, i + known.length
         return self._value(i, outer=1, header=True)
 

@@ -117,14 +117,22 @@ class _Column:
         self.nums.append(num)
         self.dens.append(den)
 
-    def build(self, order: np.ndarray) -> MetricColumn:
-        defined = np.frombuffer(self.defined, dtype=np.int8).astype(bool) if len(self.defined) else np.zeros(0, bool)
+    def build(self, order: np.ndarray | None) -> MetricColumn:
+        defined = _view(self.defined, np.int8).view(bool)
         if isinstance(self.nums, array):
-            nums = np.frombuffer(self.nums, dtype=np.int64) if len(self.nums) else np.zeros(0, np.int64)
-            dens = np.frombuffer(self.dens, dtype=np.int64) if len(self.dens) else np.zeros(0, np.int64)
+            nums, dens = _view(self.nums, np.int64), _view(self.dens, np.int64)
         else:
             nums, dens = int_array(self.nums), int_array(self.dens)
+        if order is None:
+            return MetricColumn(defined, nums, dens)
         return MetricColumn(defined[order], nums[order], dens[order])
+
+
+def _view(store: array[int], dtype: type) -> np.ndarray:
+    """The array's items as a read-only numpy view (no copy; the view keeps ``store`` alive)."""
+    out = np.frombuffer(store, dtype=dtype) if len(store) else np.zeros(0, dtype)
+    out.flags.writeable = False
+    return out
 
 
 class TableBuilder:
@@ -158,26 +166,32 @@ class TableBuilder:
                  metrics.count("stranded"), metric_fractions(metrics))
 
     def build(self, what: str = "result") -> EpisodeTable:
-        """The table, sorted by index.
+        """The table, sorted by index; nothing may be added afterwards.
+
+        Episodes added in ascending index order (as a verified artifact lists
+        them) are not copied: the table views the builder's arrays.
 
         Raises:
             StatisticsInputError: an index was added twice.
         """
-        indices = np.frombuffer(self._indices, dtype=np.int64) if len(self._indices) else np.zeros(0, np.int64)
-        order = np.argsort(indices, kind="stable")
-        ordered = indices[order]
-        repeated = np.flatnonzero(ordered[1:] == ordered[:-1])
+        indices = _view(self._indices, np.int64)
+        order: np.ndarray | None = None
+        if len(indices) > 1 and not bool(np.all(indices[1:] > indices[:-1])):
+            order = np.argsort(indices, kind="stable")
+            indices = indices[order]
+        repeated = np.flatnonzero(indices[1:] == indices[:-1])
         if repeated.size:
-            raise StatisticsInputError(f"{what}: episode index {int(ordered[repeated[0]])} appears twice")
+            raise StatisticsInputError(f"{what}: episode index {int(indices[repeated[0]])} appears twice")
 
         def ints(store: array[int], dtype: type) -> np.ndarray:
-            return (np.frombuffer(store, dtype=dtype) if len(store) else np.zeros(0, dtype))[order]
+            out = _view(store, dtype)
+            return out if order is None else out[order]
 
         return EpisodeTable(
-            indices=ordered.copy(),
+            indices=indices,
             scenario_codes=ints(self._codes, np.int32),
             scenario_names=tuple(self._names),
-            resolved=ints(self._resolved, np.int8).astype(bool),
+            resolved=ints(self._resolved, np.int8).view(bool),
             evacuated=ints(self._counts[0], np.int64),
             casualties=ints(self._counts[1], np.int64),
             stranded=ints(self._counts[2], np.int64),

@@ -47,8 +47,10 @@ def aggregate_artifact(path: str | Path, suite: Suite, resamples: int = DEFAULT_
     check_resamples(resamples)
     builder = TableBuilder()
     done = verify_artifact(path, suite, sink=_collector(builder), replayer=replayer)
-    return aggregate_from_table(context_of(done.manifest, suite), done.model_id, done.digest, builder.build(),
-                                resamples, mapper=mapper)
+    table = builder.build()
+    del builder
+    return aggregate_from_table(context_of(done.manifest, suite), done.model_id, done.digest, table, resamples,
+                                mapper=mapper)
 
 
 def paired_artifacts(path_a: str | Path, path_b: str | Path, suite: Suite, resamples: int = DEFAULT_RESAMPLES, *,
@@ -64,12 +66,13 @@ def paired_artifacts(path_a: str | Path, path_b: str | Path, suite: Suite, resam
     from .inputs import check_resamples
 
     check_resamples(resamples)
-    table_a, table_b = TableBuilder(), TableBuilder()
-    done_a, done_b = verify_pair(path_a, path_b, suite, sink_a=_collector(table_a), sink_b=_collector(table_b),
-                                 replayer=replayer)
+    builder_a, builder_b = TableBuilder(), TableBuilder()
+    done_a, done_b = verify_pair(path_a, path_b, suite, sink_a=_collector(builder_a),
+                                 sink_b=_collector(builder_b), replayer=replayer)
+    table_a, table_b = builder_a.build("result A"), builder_b.build("result B")
+    del builder_a, builder_b
     return paired_from_tables(context_of(done_a.manifest, suite), done_a.model_id, done_b.model_id, done_a.digest,
-                              done_b.digest, table_a.build("result A"), table_b.build("result B"), resamples,
-                              mapper=mapper)
+                              done_b.digest, table_a, table_b, resamples, mapper=mapper)
 
 
 __all__ = ["aggregate_artifact", "paired_artifacts"]

@@ -47,16 +47,15 @@ class DeltaColumn(Sequence[tuple[int, Fraction]]):
 
     It behaves as a sequence of ``(int, Fraction)`` tuples (made on access).
     It holds, or shares with the column of the whole comparison (see
-    :meth:`view`), an index array, numerator and denominator arrays in lowest
-    terms and the correctly rounded floats the artifact lists; a view holds
-    only the rows it selects.
+    :meth:`view`), an index array and numerator and denominator arrays in
+    lowest terms; a view holds only the rows it selects. The floats the
+    artifact lists are computed when it is written.
     """
 
     __slots__ = ("_arrays", "_rows")
 
     def __init__(self, indices: np.ndarray, numerators: np.ndarray, denominators: np.ndarray) -> None:
-        nums, dens = int_array(numerators), int_array(denominators)
-        self._arrays = (np.asarray(indices, dtype=np.int64), nums, dens, ratio_floats(nums, dens))
+        self._arrays = (np.asarray(indices, dtype=np.int64), int_array(numerators), int_array(denominators))
         self._rows: np.ndarray | None = None
 
     @classmethod
@@ -94,8 +93,8 @@ class DeltaColumn(Sequence[tuple[int, Fraction]]):
 
     @property
     def floats(self) -> np.ndarray:
-        """The correctly rounded float of each delta."""
-        return self._part(3)
+        """The correctly rounded float of each delta (computed on request)."""
+        return ratio_floats(self.numerators, self.denominators)
 
     def __len__(self) -> int:
         return len(self._arrays[0]) if self._rows is None else len(self._rows)
@@ -104,7 +103,7 @@ class DeltaColumn(Sequence[tuple[int, Fraction]]):
         if isinstance(k, slice):
             return [self[j] for j in range(*k.indices(len(self)))]
         row = k if self._rows is None else int(self._rows[k])
-        indices, nums, dens, _ = self._arrays
+        indices, nums, dens = self._arrays
         return int(indices[row]), Fraction(int(nums[row]), int(dens[row]))
 
     def __iter__(self) -> Iterator[tuple[int, Fraction]]:

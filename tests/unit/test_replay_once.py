@@ -1,0 +1,60 @@
+"""One replay per record per command: verify, stats and compare authenticate each record exactly once."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from typer.testing import CliRunner
+
+import emberbench.episode as episode
+from emberbench.cli.main import app
+from emberbench.manifest import EvaluationManifest, ManifestEntry
+from emberbench.runner import run_evaluation
+
+SMALL = ["v1-pub-01-single-exit-sparse", "v1-pub-12-smouldering-two-exits"]
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory, suite):  # noqa: ANN001
+    """Artifacts of greedy and stay on one six-episode manifest."""
+    entries = []
+    for seed in range(3):
+        for sid in SMALL:
+            entries.append(ManifestEntry(len(entries), sid, suite.scenario(sid).content_hash, seed))
+    manifest = EvaluationManifest(suite.id, suite.version, suite.hash, tuple(entries))
+    folder = tmp_path_factory.mktemp("once")
+    for policy in ("greedy", "stay"):
+        run_evaluation(manifest, suite, policy, policy, folder / f"{policy}.json")
+    return folder
+
+
+@pytest.fixture
+def replays(monkeypatch):  # noqa: ANN001, ANN201
+    """Counts every replay in this process, by record (scenario, seed and action log)."""
+    seen: Counter = Counter()
+    real = episode.replay
+
+    def counting(scenario, record):  # noqa: ANN001, ANN202
+        seen[(record.scenario_id, record.seed, record.actions)] += 1
+        return real(scenario, record)
+
+    monkeypatch.setattr(episode, "replay", counting)
+    return seen
+
+
+@pytest.mark.parametrize("command", ["verify", "stats", "compare", "pair"])
+def test_each_record_is_replayed_once(results, replays, command, tmp_path) -> None:  # noqa: ANN001
+    """Issue 13: each command replays every record of every input exactly once (stats used to replay twice)."""
+    a, b = str(results / "greedy.json"), str(results / "stay.json")
+    args = {
+        "verify": ["verify", a],
+        "stats": ["stats", a, "--resamples", "100", "--out", str(tmp_path / "s.json")],
+        "compare": ["compare", a, b, "--resamples", "100", "--out", str(tmp_path / "c.json")],
+        "pair": ["pair", a, b],
+    }[command]
+    out = CliRunner().invoke(app, args)
+    assert out.exit_code == 0, out.output
+    files = 1 if command in ("verify", "stats") else 2
+    assert len(replays) == 6 * files
+    assert set(replays.values()) == {1}
