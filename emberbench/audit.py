@@ -16,15 +16,17 @@ a damaged run:
   journal that cannot be read, records a journal needs that are gone, a
   journal and a result that disagree.
 
-Stored result objects are read through the store (frame and checksum
-checked, content re-hashed against the key) and verified as a stream.
+Stored result objects are read through the store piece by piece (frame and
+checksum checked, content re-hashed against the key) into a temporary file,
+which is verified as a stream: no object is ever held whole.
 """
 
 from __future__ import annotations
 
-import io
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -114,11 +116,12 @@ def _audit_result(store: Any, suite: Suite, run: str, ref: str, key: str, journa
                 disagree.append(f"episode {e.index}")
         seen += 1
 
-    # Until the store streams objects to a reader, the object is read whole (checked) and
-    # verified as a stream from memory.
-    raw = store.get(key, verify_data=True)
-    done = verify_artifact(io.BytesIO(raw), suite, sink=check, replayer=replayer, where=where)
-    del raw
+    # The object goes to a temporary file piece by piece, each piece only once proven good
+    # (frame, checksum, content re-hashed against the key); the file is then verified as a stream.
+    with tempfile.TemporaryDirectory(prefix="emberbench-audit-") as folder:
+        path = Path(folder) / "result.json"
+        store.get_to_file(key, path, verify_data=True)
+        done = verify_artifact(path, suite, sink=check, replayer=replayer, where=where)
     if journal is not None:
         if not journal.finished:
             raise _Damage(f"{where}: verifies, but journal {run} is not finished")

@@ -80,8 +80,13 @@ def test_table_and_values_give_the_same_artifact() -> None:
 
 @pytest.fixture(scope="module")
 def paired():
-    """A paired artifact of the factory's two results."""
+    """A paired artifact of the factory's two results (scenario hashes made real SHA-256 digests)."""
+    import dataclasses
+    import hashlib
+
     ctx = make_ctx(scenarios=(("s1", 9), ("s2", 7)))
+    ctx = dataclasses.replace(ctx, scheduled=tuple(
+        (i, sid, hashlib.sha256(h.encode()).hexdigest(), seed) for i, sid, h, seed in ctx.scheduled))
     return paired_from_values(ctx, "a", "b", DIGEST_A, DIGEST_B, all_episodes(ctx, skip=(3,)),
                               all_episodes(ctx, shift=5, skip=(10,)), resamples=150)
 
