@@ -70,7 +70,10 @@ class _Damage(Exception):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class _Journal:
-    """What the audit needs of a run journal: the journaled episodes as sorted arrays, and how it ended."""
+    """What the audit needs of a run journal: the journaled episodes as sorted arrays, and how it ended.
+
+    ``digests`` holds one row of 32 raw bytes per episode, in ``indices`` order.
+    """
 
     indices: np.ndarray
     digests: np.ndarray
@@ -89,12 +92,18 @@ class _Journal:
         finish = state.finish.data if state.finish is not None else None
         result = finish.get("result") if isinstance(finish, Mapping) else None
         order = np.argsort(np.array(indices, dtype=np.int64), kind="stable")
-        return cls(np.array(indices, dtype=np.int64)[order], np.array(digests, dtype="S32")[order],
+        # 32 raw bytes per row (a bytes dtype would drop trailing zero bytes).
+        rows = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(len(digests), 32)
+        return cls(np.array(indices, dtype=np.int64)[order], rows[order],
                    state.finish is not None, None if result is None else str(result))
+
+    def digest(self, row: int) -> str:
+        """The record digest journaled at ``row`` (hex)."""
+        return self.digests[row].tobytes().hex()
 
 
 def _audit_unfinished(store: Any, run: str, journal: _Journal) -> AuditVerdict:
-    lost = store.missing(sorted({d.hex() for d in journal.digests.tolist()}))
+    lost = store.missing(sorted({journal.digest(row) for row in range(len(journal.indices))}))
     if lost:
         raise _Damage(f"journal {run} is unfinished and {len(lost)} of the records it references are missing "
                       f"(first {lost[0]})")
@@ -112,7 +121,7 @@ def _audit_result(store: Any, suite: Suite, run: str, ref: str, key: str, journa
         nonlocal seen
         if journal is not None and not disagree:
             if (seen >= len(journal.indices) or journal.indices[seen] != e.index
-                    or journal.digests[seen] != bytes.fromhex(e.record_digest)):
+                    or journal.digest(seen) != e.record_digest):
                 disagree.append(f"episode {e.index}")
         seen += 1
 

@@ -141,3 +141,17 @@ def test_cli_exit_status_and_one_line_per_run(store_copy, suite, tmp_path) -> No
     _damage(store, names, "tampered result")
     damaged = audit("--allow-partial")
     assert damaged.exit_code == 1 and "1 damaged" in damaged.output
+
+
+def test_journal_digests_ending_in_a_zero_byte_are_kept_whole() -> None:
+    """A record digest whose last byte is 00 is compared whole (a numpy bytes column would drop it)."""
+    from types import SimpleNamespace
+
+    from emberbench.audit import _Journal
+
+    digests = ["ab" * 31 + "00", "00" * 32, "cd" * 32]
+    state = SimpleNamespace(entries=[SimpleNamespace(data={"index": i, "digest": d})
+                                     for i, d in reversed(list(enumerate(digests)))], finish=None)
+    journal = _Journal.read(SimpleNamespace(read_journal=lambda run: state), "run-x")
+    assert journal.indices.tolist() == [0, 1, 2]
+    assert [journal.digest(row) for row in range(3)] == digests
