@@ -37,7 +37,7 @@ import io
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -59,6 +59,8 @@ MAX_TAIL_BYTES = 256 << 20
 
 STRUCTURE, CANONICAL, REPLAY, METRICS = 1, 2, 3, 4
 """Kinds of per-episode failure, in the order the first failure is chosen."""
+FIRST = -1
+"""``only=FIRST``: replay only the first episode of the list."""
 
 Source = str | os.PathLike[str] | BinaryIO
 
@@ -256,10 +258,11 @@ def read_header(source: Source, *, where: str | None = None) -> ArtifactHeader:
 class _Pass:
     """One walk over the episodes with every per-episode check and the first-failure bookkeeping."""
 
-    def __init__(self, walker: ArtifactWalker, manifest: EvaluationManifest, suite: Suite, replayer: Replayer,
-                 sink: Sink | None, *, only: int | None = None) -> None:
+    def __init__(self, walker: ArtifactWalker, manifest: EvaluationManifest, suite: Suite, replayer: Replayer, *,
+                 only: int | None = None) -> None:
         self.walker, self.manifest, self.suite = walker, manifest, suite
-        self.replayer, self.sink, self.only = replayer, sink, only
+        self.replayer, self.only = replayer, only
+        self.offered = 0
         self.where = walker.where
         self.pending: tuple[int, str] | None = None
         self.indices: list[int] = []
@@ -334,13 +337,17 @@ class _Pass:
             if not walker.canonical:
                 self._fail(CANONICAL, f"{self.where}: the artifact is not in canonical form (re-serialization differs)")
                 continue
-            if self.only is not None and entry.index != self.only:
+            if self.only is not None and entry.index != self.only and not (self.only == FIRST and not self.offered):
                 continue
             if self.replaying():
+                self.offered += 1
                 yield ReplayJob(position, record, record_bytes, (entry, digest, metrics_text))
 
-    def run(self) -> None:
-        """Walk, replay and check every episode (a JSON error raises; other failures wait in ``pending``)."""
+    def verified(self) -> Iterator[StreamedEpisode]:
+        """Walk, replay and check every episode; yield each that passed while nothing has failed.
+
+        A JSON error raises; other failures wait in ``pending`` (see :meth:`finish`).
+        """
         for job, verdict in self.replayer.replay(self._jobs(), self.suite):
             if not self.replaying():
                 continue
@@ -355,9 +362,8 @@ class _Pass:
                 continue
             if self.pending is None:
                 self.indices.append(entry.index)
-                if self.sink is not None:
-                    self.sink(StreamedEpisode(job.position, entry, digest, job.record, job.record_bytes, verdict,
-                                              metrics_text.encode("ascii")))
+                yield StreamedEpisode(job.position, entry, digest, job.record, job.record_bytes, verdict,
+                                      metrics_text.encode("ascii"))
         if not self.walker.canonical:
             self._fail(CANONICAL, f"{self.where}: the artifact is not in canonical form (re-serialization differs)")
 
@@ -367,9 +373,15 @@ class _Pass:
             raise ResultError(self.pending[1])
 
 
-def _verify_open(handle: BinaryIO, where: str, suite: Suite, replayer: Replayer, sink: Sink | None,
-                 only: int | None = None, *, use_tail: bool = True) -> VerifiedArtifact:
-    """Verify an open artifact; ``use_tail=False`` takes the two-pass route (exact in every case)."""
+Steps = Generator[StreamedEpisode, None, VerifiedArtifact]
+
+
+def _verify_steps(handle: BinaryIO, where: str, suite: Suite, replayer: Replayer, only: int | None = None, *,
+                  use_tail: bool = True) -> Steps:
+    """Verify an open artifact, yielding each verified episode; return what was established.
+
+    ``use_tail=False`` takes the two-pass route (exact in every case).
+    """
     manifest, model_id, header, kind = _header_of(handle, where, use_tail=use_tail)
     try:
         check_manifest(manifest, suite)
@@ -377,7 +389,7 @@ def _verify_open(handle: BinaryIO, where: str, suite: Suite, replayer: Replayer,
         if kind is None:
             # From the tail: a JSON or header error elsewhere would come first; the full parse says.
             handle.seek(0)
-            return _verify_open(handle, where, suite, replayer, sink, only, use_tail=False)
+            return (yield from _verify_steps(handle, where, suite, replayer, only, use_tail=False))
         raise ResultError(f"{where}: {exc}") from None
     if kind is not None and kind != "array":
         raise ResultError(f"{where}: episodes must be a list")
@@ -390,13 +402,13 @@ def _verify_open(handle: BinaryIO, where: str, suite: Suite, replayer: Replayer,
         header["manifest"] = KNOWN
     handle.seek(0)
     walker = ArtifactWalker(handle, where, keep=RESULT_KEYS, known=known)
-    walk = _Pass(walker, manifest, suite, replayer, sink, only=only)
-    walk.run()
+    walk = _Pass(walker, manifest, suite, replayer, only=only)
+    yield from walk.verified()
     if not _same_header(walker.header, header, known):
         if kind is None:
             # The tail was not the header the parse found: the full parse names the real failure.
             handle.seek(0)
-            _verify_open(handle, where, suite, replayer, None, only, use_tail=False)
+            _drive(_verify_steps(handle, where, suite, replayer, only, use_tail=False), None)
         raise ResultError(f"{where}: the artifact changed while it was read")
     if walker.episodes_kind is None:
         _check_header(walker.header, False, where)  # raises: the key is missing
@@ -404,6 +416,17 @@ def _verify_open(handle: BinaryIO, where: str, suite: Suite, replayer: Replayer,
         raise ResultError(f"{where}: episodes must be a list")
     walk.finish()
     return VerifiedArtifact(where, model_id, manifest, walker.digest, tuple(walk.indices))
+
+
+def _drive(steps: Steps, sink: Sink | None) -> VerifiedArtifact:
+    """Run the verification, handing each episode to ``sink``; return its result."""
+    while True:
+        try:
+            episode = next(steps)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        if sink is not None:
+            sink(episode)
 
 
 def verify_artifact(source: Source, suite: Suite, *, sink: Sink | None = None,
@@ -428,7 +451,7 @@ def verify_artifact(source: Source, suite: Suite, *, sink: Sink | None = None,
         ResultError: the first failure, by the order in the module docstring.
     """
     with open_source(source, where) as (handle, label):
-        return _verify_open(handle, label, suite, as_replayer(replayer), sink)
+        return _drive(_verify_steps(handle, label, suite, as_replayer(replayer)), sink)
 
 
 def read_episode(source: Source, index: int, suite: Suite, *, replayer: Replayer | Authenticator | None = None,
@@ -444,10 +467,45 @@ def read_episode(source: Source, index: int, suite: Suite, *, replayer: Replayer
     """
     found: list[StreamedEpisode] = []
     with open_source(source, where) as (handle, label):
-        _verify_open(handle, label, suite, as_replayer(replayer), found.append, only=index)
+        _drive(_verify_steps(handle, label, suite, as_replayer(replayer), only=index), found.append)
     if not found:
         raise ResultError(f"{label}: no episode with manifest index {index}")
     return found[0]
+
+
+def read_first_episode(source: Source, suite: Suite, *, replayer: Replayer | Authenticator | None = None,
+                       where: str | None = None) -> StreamedEpisode | None:
+    """The first episode of an artifact (None if it has none), authenticated, with the whole file checked.
+
+    As :func:`read_episode`: one parse of the file, one replay.
+    """
+    found: list[StreamedEpisode] = []
+    with open_source(source, where) as (handle, label):
+        _drive(_verify_steps(handle, label, suite, as_replayer(replayer), only=FIRST), found.append)
+    return found[0] if found else None
+
+
+class ArtifactStream:
+    """The verified episodes of an artifact, one at a time, for callers that pull rather than pass a sink.
+
+    ``model_id`` and ``manifest`` come from the header at once (read from the
+    end of the file, so a header error is raised here). Iterating verifies
+    the artifact completely, as :func:`verify_artifact` does, and yields each
+    episode once it passed every check; a failure anywhere raises from the
+    iteration, and the episodes taken before must then be discarded: the
+    artifact is verified only once ``verified`` is set, at the end.
+    """
+
+    def __init__(self, source: str | os.PathLike[str], suite: Suite, *,
+                 replayer: Replayer | Authenticator | None = None, where: str | None = None) -> None:
+        head = read_header(source, where=where)
+        self.where, self.model_id, self.manifest = head.where, head.model_id, head.manifest
+        self._source, self._suite, self._replayer = source, suite, replayer
+        self.verified: VerifiedArtifact | None = None
+
+    def __iter__(self) -> Iterator[StreamedEpisode]:
+        with open_source(self._source, self.where) as (handle, label):
+            self.verified = yield from _verify_steps(handle, label, self._suite, as_replayer(self._replayer))
 
 
 def read_artifact_header(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -466,12 +524,14 @@ def read_artifact_header(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 __all__ = [
     "ArtifactHeader",
+    "ArtifactStream",
     "Sink",
     "StreamedEpisode",
     "VerifiedArtifact",
     "open_source",
     "read_artifact_header",
     "read_episode",
+    "read_first_episode",
     "read_header",
     "read_tail_header",
     "verify_artifact",

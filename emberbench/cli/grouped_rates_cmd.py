@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import typer
 
@@ -33,15 +33,16 @@ def _input_bytes_from_results(
 ) -> bytes:
     """Load two result artifacts and render the grouped-rates input they define."""
     from ..grouped_rates import input_from_results, render
-    from ..pairing import load_pair
+    from ..pairing import verify_pair
     from ..suite import load_suite
 
-    # Manifests are compared before any replay; different schedules are refused.
-    first, second = load_pair(paths[0], paths[1], load_suite())
+    # Manifests are compared (from the headers) before either file is read in full; each
+    # result is then verified as a stream, keeping only its episodes' counts.
+    kept: tuple[dict[int, dict[str, int]], dict[int, dict[str, int]]] = ({}, {})
+    first, second = verify_pair(paths[0], paths[1], load_suite(),
+                                sink_a=lambda e: kept[0].__setitem__(e.index, dict(e.metrics.counts)),
+                                sink_b=lambda e: kept[1].__setitem__(e.index, dict(e.metrics.counts)))
     entries = [(e.index, e.scenario_id, e.seed) for e in first.manifest.episodes]
-
-    def counts(result: Any) -> dict[int, dict[str, int]]:
-        return {e.index: dict(e.metrics.counts) for e in result.episodes}
 
     resampling = None
     if seed is not None or replicates is not None:
@@ -49,7 +50,7 @@ def _input_bytes_from_results(
             raise GroupedRatesError("monte-carlo needs both --seed and --replicates")
         resampling = {"mode": "monte-carlo", "seed": seed, "replicates": replicates}
     document = input_from_results(
-        entries, first.model_id, second.model_id, counts(first), counts(second), failure, resampling
+        entries, first.model_id, second.model_id, kept[0], kept[1], failure, resampling
     )
     return render(document)
 

@@ -1,8 +1,8 @@
 """Where presentation gets its data: authenticated episodes, one at a time.
 
 Every viewer, report and plot reads records and results through this module
-and nowhere else, so how a result is read (today the fail-closed loader of
-:mod:`emberbench.results`) is decided in one place. Nothing here trusts a
+and nowhere else, so how a result is read (the streaming reader of
+:mod:`emberbench.result_stream`) is decided in one place. Nothing here trusts a
 file: a record is authenticated by replay before it is returned, and a
 result is verified completely (every record replayed, stored metrics equal
 to the recomputed ones) before any of its episodes is used.
@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..episode import authenticate_bytes
 from ..errors import PresentationError, RecordAuthenticationError
@@ -49,38 +50,60 @@ class AuthenticatedEpisode:
 
 
 class ResultStream:
-    """The authenticated episodes of one result artifact, in manifest order.
+    """The authenticated episodes of one result artifact, in manifest order, read as a stream.
 
-    ``model_id`` and ``manifest`` are known at once; :attr:`digest` (the
-    SHA-256 of the artifact) once the stream has been read to its end, which
-    is also when the whole artifact is known to be valid.
+    ``model_id`` and ``manifest`` are known at once (from the artifact's
+    header); :attr:`digest` (the SHA-256 of the artifact) once the stream has
+    been read to its end, which is also when the whole artifact is known to
+    be valid: a failure anywhere raises from the iteration. To use a single
+    episode, :meth:`episode` and :meth:`first` check the whole artifact first
+    and replay only that episode.
     """
 
     def __init__(self, path: str | Path, suite: Suite) -> None:
-        from ..results import load_result
+        from ..result_stream import ArtifactStream
 
-        # The fail-closed loader verifies everything up front; callers still
-        # consume the episodes one at a time, so a streaming reader can
-        # replace this line without changing them.
-        self._result = load_result(path, suite)
+        self._stream = ArtifactStream(path, suite)
         self._suite = suite
         self.path = Path(path)
-        self.model_id: str = self._result.model_id
-        self.manifest: EvaluationManifest = self._result.manifest
-        self._done = False
+        self.model_id: str = self._stream.model_id
+        self.manifest: EvaluationManifest = self._stream.manifest
+
+    def _authenticated(self, e: Any) -> AuthenticatedEpisode:
+        scenario = self._suite.resolve(e.entry.scenario_id, e.entry.scenario_hash)
+        return AuthenticatedEpisode(index=e.index, scenario=scenario, record=e.record, metrics=e.metrics)
 
     def __iter__(self) -> Iterator[AuthenticatedEpisode]:
-        for e in self._result.episodes:
-            scenario = self._suite.resolve(e.entry.scenario_id, e.entry.scenario_hash)
-            yield AuthenticatedEpisode(index=e.index, scenario=scenario, record=e.record, metrics=e.metrics)
-        self._done = True
+        for e in self._stream:
+            yield self._authenticated(e)
+
+    def episode(self, index: int) -> AuthenticatedEpisode | None:
+        """Episode ``index`` (None if the result lacks it), with the whole artifact verified."""
+        from ..errors import ResultError
+        from ..result_stream import read_episode
+
+        if not 0 <= index < len(self.manifest.episodes):
+            return None
+        try:
+            return self._authenticated(read_episode(self.path, index, self._suite))
+        except ResultError as exc:
+            if str(exc).endswith(f"no episode with manifest index {index}"):
+                return None
+            raise
+
+    def first(self) -> AuthenticatedEpisode | None:
+        """The first episode (None if there is none), with the whole artifact verified."""
+        from ..result_stream import read_first_episode
+
+        e = read_first_episode(self.path, self._suite)
+        return None if e is None else self._authenticated(e)
 
     @property
     def digest(self) -> str:
         """SHA-256 of the artifact as saved (only after the stream was read to its end)."""
-        if not self._done:
+        if self._stream.verified is None:
             raise RuntimeError("the result digest is known only after every episode was read")
-        return self._result.digest
+        return self._stream.verified.digest
 
 
 def sniff_kind(path: str | Path) -> str:
@@ -140,13 +163,15 @@ def find_episode(stream: ResultStream, *, index: int | None = None, scenario_id:
                  seed: int | None = None) -> AuthenticatedEpisode:
     """The one episode of ``stream`` chosen by manifest index or by (scenario, seed).
 
+    The whole artifact is verified, but only the chosen episode is replayed.
+
     Raises:
         PresentationError: no such episode in the result.
     """
-    for episode in stream:
-        if index is not None and episode.index == index:
-            return episode
-        if index is None and episode.record.scenario_id == scenario_id and episode.record.seed == seed:
-            return episode
-    what = f"episode index {index}" if index is not None else f"episode of scenario {scenario_id!r} seed {seed}"
-    raise PresentationError(f"{stream.path}: the result has no {what}")
+    if index is None:
+        index = next((e.index for e in stream.manifest.episodes if e.scenario_id == scenario_id and e.seed == seed), -1)
+    episode = stream.episode(index)
+    if episode is None:
+        what = f"episode index {index}" if scenario_id is None else f"episode of scenario {scenario_id!r} seed {seed}"
+        raise PresentationError(f"{stream.path}: the result has no {what}")
+    return episode

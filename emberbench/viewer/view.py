@@ -64,7 +64,7 @@ def view_frames(path: str | Path, suite: Suite, *, wanted: Wanted = Wanted()) ->
         if wanted.given:
             episode = find_episode(stream, index=wanted.index, scenario_id=wanted.scenario_id, seed=wanted.seed)
         else:
-            episode = next(iter(stream), None)  # type: ignore[arg-type]
+            episode = stream.first()  # type: ignore[assignment]
             if episode is None:
                 raise PresentationError(f"{p}: the result has no episodes to show")
     return episode_frames(episode.scenario, episode.record, episode.metrics, index=episode.index)

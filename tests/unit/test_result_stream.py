@@ -331,3 +331,21 @@ def test_a_header_that_changes_under_the_reader_is_refused(artifact, suite, tmp_
     monkeypatch.setattr(stream, "read_tail_header", other_model)
     with pytest.raises(ResultError, match="changed while it was read"):
         verify_artifact(path, suite)
+
+
+def test_artifact_stream_yields_verified_episodes_and_raises_at_the_first_failure(artifact, cases, suite, tmp_path) -> None:  # noqa: ANN001
+    """Pulling episodes: the header at once, every episode once, `verified` only after the end."""
+    from emberbench.result_stream import ArtifactStream, read_first_episode
+
+    raw, _ = artifact
+    path = tmp_path / "a.json"
+    path.write_bytes(raw)
+    stream = ArtifactStream(path, suite)
+    assert stream.model_id == "greedy-v1" and stream.verified is None
+    assert [e.index for e in stream] == list(range(6))
+    assert stream.verified is not None and stream.verified.digest == sha256_hex(raw)
+    assert read_first_episode(path, suite).index == 0
+    bad, expected = cases["stored metrics, late"]
+    with pytest.raises(ResultError) as info:
+        list(ArtifactStream(bad, suite))
+    assert str(info.value) == expected
