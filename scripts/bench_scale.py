@@ -164,8 +164,8 @@ def report(sizes: list[int], results: dict[str, dict[int, tuple[float, float, in
     print()
     head = " | ".join(f"RSS at {n:,}" for n in sizes)
     print(f"| command | {head} | bytes/episode | fixed | CPU s at {hi:,} | time exp. | memory exp. | "
-          "RSS at 10^6 | CPU s at 10^6 |")
-    print("|" + "---|" * (len(sizes) + 8))
+          "RSS at 10^6 | CPU s at 10^6 | 24 GiB reached at |")
+    print("|" + "---|" * (len(sizes) + 9))
     for command, rows in results.items():
         if hi not in rows or lo not in rows:
             continue
@@ -177,8 +177,9 @@ def report(sizes: list[int], results: dict[str, dict[int, tuple[float, float, in
         at_million = fixed + slope * 1e6
         cpu_million = c_hi * (1e6 / hi) ** max(t_exp, 1.0)
         cells = " | ".join(mib(rows[n][2]) if n in rows else "-" for n in sizes)
+        limit = f"{(24 * 2**30 - fixed) / slope:.1e} episodes" if slope > 0 else "never"
         print(f"| {command} | {cells} | {slope:,.0f} | {mib(fixed)} | {c_hi:,.1f} | {t_exp:.3f} | {m_exp:.3f} | "
-              f"{mib(at_million)} | {cpu_million:,.0f} |")
+              f"{mib(at_million)} | {cpu_million:,.0f} | {limit} |")
     print()
     for n in sizes:
         if n not in stats_cpu or not {"verify", "stats", "compare"} <= {c for c in results if n in results[c]}:
