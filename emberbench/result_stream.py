@@ -7,7 +7,7 @@ verified episode goes to a *sink* (a function) and is then dropped. Each
 record is replayed exactly once.
 
 The checks, their messages and the order in which the first failure is
-chosen are the loader's (docs/formats.md, "Reading and verifying"):
+chosen are the loader's (docs/evaluation.md, "Loading and verifying a result"):
 
 1. the file is read under the input policy; its text must be valid JSON
    (:mod:`emberbench.result_text` reports exactly what a whole-file parse would);
