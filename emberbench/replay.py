@@ -9,11 +9,12 @@ replayed once, and no more than a bounded number of records is held.
 
 Older code passes an *authenticator*: a function ``(records, suite) ->
 metrics`` over a whole list. :func:`as_replayer` accepts those too, calling
-them one record at a time.
+them on a bounded batch of records at a time.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -85,25 +86,36 @@ Authenticator = Callable[[list[dict[str, Any]], Suite], list[EpisodeMetrics]]
 
 
 class AuthenticatorReplayer:
-    """Adapts an :data:`Authenticator` (list form) by calling it on one record at a time.
+    """Adapts an :data:`Authenticator` (list form) by calling it on a bounded batch of records at a time.
 
-    Such an authenticator names a failing record ``episode {i}`` by its place
-    in the list it was given; that prefix (always ``episode 0``) is removed, so
-    the reader can name the record's place in the artifact instead.
+    Batches let an authenticator that spreads its list over workers (the
+    cluster executor's) do so; at most ``batch`` records are held. Such an
+    authenticator raises for the first failing record of its list only, so a
+    batch that raises is replayed again one record at a time (once the file
+    is known to be refused, exact verdicts matter more than speed). A failing
+    record is named ``episode {i}`` by its place in the list it was given;
+    that prefix (always ``episode 0`` one at a time) is removed, so the
+    reader can name the record's place in the artifact instead.
     """
 
-    def __init__(self, authenticator: Authenticator) -> None:
-        self.authenticator = authenticator
+    def __init__(self, authenticator: Authenticator, *, batch: int = 256) -> None:
+        self.authenticator, self.batch = authenticator, max(1, batch)
 
     def replay(self, jobs: Iterable[ReplayJob], suite: Suite) -> Iterator[tuple[ReplayJob, Verdict]]:
         """See :meth:`Replayer.replay`."""
-        for job in jobs:
+        source = iter(jobs)
+        while part := list(itertools.islice(source, self.batch)):
             try:
-                verdict: Verdict = self.authenticator([job.record.to_dict()], suite)[0]
-            except RecordAuthenticationError as exc:
-                message = str(exc)
-                verdict = ReplayFailure(message.removeprefix("episode 0: "), exc.field)
-            yield job, verdict
+                verdicts: list[Verdict] = list(self.authenticator([job.record.to_dict() for job in part], suite))
+            except RecordAuthenticationError:
+                verdicts = [self._one(job, suite) for job in part]
+            yield from zip(part, verdicts, strict=True)
+
+    def _one(self, job: ReplayJob, suite: Suite) -> Verdict:
+        try:
+            return self.authenticator([job.record.to_dict()], suite)[0]
+        except RecordAuthenticationError as exc:
+            return ReplayFailure(str(exc).removeprefix("episode 0: "), exc.field)
 
 
 def as_replayer(replayer: Replayer | Authenticator | None) -> Replayer:

@@ -508,6 +508,29 @@ class ArtifactStream:
             self.verified = yield from _verify_steps(handle, label, self._suite, as_replayer(self._replayer))
 
 
+def stored_records(source: Source, wanted: dict[int, str], *, where: str | None = None) -> Iterator[tuple[int, bytes]]:
+    """The canonical record bytes of the episodes ``wanted`` names (manifest index to record digest), in list order.
+
+    For an artifact already verified: no record is replayed here, but each
+    one's SHA-256 must still be the digest it was verified with, so a file
+    changed since cannot hand out other bytes.
+
+    Raises:
+        ResultError: the file cannot be parsed, or a wanted record is not the verified one.
+    """
+    with open_source(source, where) as (handle, label):
+        handle.seek(0)
+        for _, e, _ in ArtifactWalker(handle, label, keep=frozenset()).episodes():
+            index = e.get("index") if isinstance(e, dict) else None
+            digest = wanted.get(index) if isinstance(index, int) and not isinstance(index, bool) else None
+            if digest is None:
+                continue
+            data = canonical_json(e.get("record")).encode("ascii")
+            if sha256_hex(data) != digest:
+                raise ResultError(f"{label}: the artifact changed while it was read")
+            yield index, data
+
+
 def read_artifact_header(path: str | os.PathLike[str]) -> dict[str, Any]:
     """An artifact's top-level fields other than ``episodes``, read from the end of the file, unchecked.
 
@@ -534,5 +557,6 @@ __all__ = [
     "read_first_episode",
     "read_header",
     "read_tail_header",
+    "stored_records",
     "verify_artifact",
 ]

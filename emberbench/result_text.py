@@ -7,25 +7,31 @@ strict parser every reader uses (no duplicate keys, no NaN or infinity,
 nesting capped). Only the element being parsed, and the header members, are
 held at any time.
 
-The verdict on malformed text is the one the whole-document parse
-(:func:`emberbench.canonical.parse_json_strict`) gives, message for message:
+The verdict on malformed text is the one the whole-document parse under the
+input policy (:func:`emberbench.canonical.parse_json_strict`) gives, message
+for message:
 
+* the text must be UTF-8 without a byte-order mark; a mark is refused first,
+  and an undecodable byte anywhere in the file is reported (by its byte
+  offset) before a syntax error found earlier, as the whole-document parse
+  decodes everything first: after a syntax error the rest of the file is
+  still decoded, and not kept;
 * the positions in "Expecting ',' delimiter: line 1 column 52 (char 51)" are
   those of the whole document, not of the block being parsed;
-* an undecodable byte anywhere in the file is reported before a syntax error
-  found earlier (the whole-document parse decodes everything first), so after
-  a syntax error the rest of the file is still decoded, and not kept;
 * a duplicate top-level key is reported when the object closes, as the
   strict parser's hook does;
 * nesting deeper than 64 levels is reported as such, also where the C parser
-  would give up first.
+  would give up first, and openers left unclosed at a syntax error count;
+* integers beyond 2**64 - 1 and numbers beyond a double are refused with the
+  policy's words, naming the file.
 
-Two things differ from parsing the whole text, both only for input that is
-refused anyway: a nesting bomb that lies *after* the first syntax or encoding
-error is not looked for (the first error is reported), and a single JSON
-value (one episode, the manifest) longer than :data:`MAX_VALUE_CHARS` is
-refused with its own message. A number too large for a double (``1e400``) is
-refused as it is read, naming the file.
+Three things differ from parsing the whole text, all only for input that is
+refused anyway: a nesting bomb that lies after the value holding the first
+syntax or encoding error is not looked for (the first error is reported), a
+lone surrogate escape is found per value rather than before everything else,
+and a single JSON value (one episode, the manifest) longer than
+:data:`MAX_VALUE_CHARS` is refused with its own message. A header member
+nobody reads (an unknown key) is checked without building its value.
 
 :class:`ArtifactWalker` also tracks whether the text is exactly the canonical
 JSON of what it holds, except for the episode elements themselves, whose
@@ -46,12 +52,14 @@ from typing import Any, BinaryIO
 
 from .canonical import canonical_json
 from .errors import CanonicalFormError, ResultError
-from .input_policy import MAX_JSON_DEPTH, check_json_depth
+from .input_policy import MAX_JSON_DEPTH, MAX_JSON_INT, check_json_depth
 
 BLOCK_BYTES = 1 << 20
 """Bytes read from the file at a time."""
 MAX_VALUE_CHARS = 256 << 20
 """Longest single JSON value (an episode with its record, or the manifest) this reader holds."""
+WHOLE_ARRAY_CHARS = 64 << 20
+"""An array that is checked but not kept is parsed whole if its text is at most this long."""
 TRUNCATION_MARGIN = 32
 """A parse error this close to the end of the text read so far may just mean the value goes on."""
 
@@ -163,8 +171,10 @@ class _Text:
     def __init__(self, handle: BinaryIO, where: str, hasher: Any) -> None:
         self._handle, self.where, self._hasher = handle, where, hasher
         self._head = handle.read(4)
-        self.encoding = json.detect_encoding(self._head)
-        self._decoder = codecs.getincrementaldecoder(self.encoding)("surrogatepass")
+        # Strict UTF-8 only, as the input policy reads JSON; a byte-order mark is refused first.
+        self.encoding = "utf-8"
+        self.bom = self._head.startswith(codecs.BOM_UTF8)
+        self._decoder = codecs.getincrementaldecoder(self.encoding)("strict")
         self._fed = 0
         self.buf = ""
         self.start = 0
@@ -200,23 +210,12 @@ class _Text:
     def _decode_failed(self, exc: UnicodeDecodeError, block: bytes, before: int, state: Any) -> str:
         """Record the error as the whole-file decode would word it; return the text before it."""
         pending = len(state[0]) if isinstance(state[0], bytes | bytearray) else 0
-        # The decoder reports positions in (pending bytes + block), after a BOM it consumed.
-        skipped = 0
-        if before == 0 and self.encoding == "utf-8-sig" and block.startswith(codecs.BOM_UTF8):
-            skipped = 3
-        offset = before - pending + skipped
-        start, end = offset + exc.start, offset + exc.end
-        if self.encoding == "utf-8-sig":
-            start, end = start - 3, end - 3
-        if exc.end == exc.start + 1:
-            what = f"byte 0x{exc.object[exc.start]:02x} in position {start}"
-        else:
-            what = f"bytes in position {start}-{end - 1}"
-        self.decode_error = (f"{self.where}: not valid JSON: '{exc.encoding}' codec can't decode {what}: "
-                             f"{exc.reason}")
+        # The decoder reports positions in (pending bytes + block).
+        start = before - pending + exc.start
+        self.decode_error = f"{self.where}: not valid UTF-8 (byte {start} of the text)"
         self.eof = True
-        cut = max(0, exc.start - pending + skipped)
-        prefix = codecs.getincrementaldecoder(self.encoding)("surrogatepass")
+        cut = max(0, exc.start - pending)
+        prefix = codecs.getincrementaldecoder(self.encoding)("strict")
         prefix.setstate(state)
         try:
             return prefix.decode(block[:cut])
@@ -256,13 +255,18 @@ class _Text:
             self.more()
 
 
-def _decoders(where: str) -> tuple[json.JSONDecoder, json.JSONDecoder]:
+def _clip(text: str) -> str:
+    return text if len(text) <= 24 else f"{text[:12]}...{text[-6:]} ({len(text)} characters)"
+
+
+def _decoders(where: str, *, exact: bool = False) -> tuple[json.JSONDecoder, json.JSONDecoder]:
     """The strict parser (hooks worded as ``parse_json_strict`` words them), for episodes and for header values.
 
     Header values (the manifest) repeat the same strings once per episode, so
-    the second decoder shares equal strings. The hooks are closures, not
-    methods, so a walker holds no reference cycle and its buffers go as soon
-    as it does.
+    the second decoder shares equal strings. With ``exact``, every integer is
+    checked for range (slower; used for a value whose text holds a long
+    digit run). The hooks are closures, not methods, so a walker holds no
+    reference cycle and its buffers go as soon as it does.
     """
     strings: dict[str, str] = {}
 
@@ -283,11 +287,29 @@ def _decoders(where: str) -> tuple[json.JSONDecoder, json.JSONDecoder]:
     def finite_float(text: str) -> float:
         value = float(text)
         if not math.isfinite(value):
-            raise CanonicalFormError(f"{where}: JSON number {text} is too large for a double")
+            raise CanonicalFormError(f"{where}: number {_clip(text)} is out of range (not a finite double)")
         return value
 
-    return (json.JSONDecoder(parse_constant=no_constant, object_pairs_hook=unique_pairs, parse_float=finite_float),
-            json.JSONDecoder(parse_constant=no_constant, object_pairs_hook=shared_pairs, parse_float=finite_float))
+    def bounded_int(text: str) -> int:
+        # The length test comes first: converting a long digit string costs quadratic time.
+        if len(text) <= 21:
+            value = int(text)
+            if -MAX_JSON_INT <= value <= MAX_JSON_INT:
+                return value
+        raise CanonicalFormError(f"{where}: integer {_clip(text)} is out of range (at most 2**64 - 1 in magnitude)")
+
+    parse_int = bounded_int if exact else None
+    return (json.JSONDecoder(parse_constant=no_constant, object_pairs_hook=unique_pairs, parse_float=finite_float,
+                             parse_int=parse_int),
+            json.JSONDecoder(parse_constant=no_constant, object_pairs_hook=shared_pairs, parse_float=finite_float,
+                             parse_int=parse_int))
+
+
+_PLAIN_STRING = re.compile(r'[^"\\\\\x00-\x1f]*')
+"""Characters that stand for themselves inside a JSON string."""
+_SIMPLE_ESCAPES = frozenset('"\\\\/bfnrt')
+_LONG_DIGITS = re.compile(r"\d{20}")
+"""A digit run this long may be an integer beyond 2**64 - 1: such a value is parsed again with range checks."""
 
 
 class ArtifactWalker:
@@ -324,10 +346,11 @@ class ArtifactWalker:
         self._hasher = hashlib.sha256()
         self._t = _Text(handle, where, self._hasher)
         self._decoder, self._header_decoder = _decoders(where)
+        self._exact: tuple[json.JSONDecoder, json.JSONDecoder] | None = None
         self.header: dict[str, Any] = {}
         self.episodes_kind: str | None = None
         self.episodes_value: Any = None
-        self.canonical = self._t.encoding == "utf-8"
+        self.canonical = True
         self.digest = ""
 
     def _check_member(self, key: str, value: Any, i: int, end: int) -> None:
@@ -399,6 +422,11 @@ class ArtifactWalker:
                 cut = exc.pos >= len(t.buf) - TRUNCATION_MARGIN or exc.msg.startswith("Unterminated string")
                 if cut and not t.eof and self._grow(i):
                     continue
+                # The whole-text parse measures nesting before it parses: openers left open count.
+                try:
+                    check_json_depth(t.buf[i:], where=self.where, max_depth=MAX_JSON_DEPTH - outer)
+                except CanonicalFormError:
+                    raise self._too_deep() from None
                 raise self._syntax(exc.msg, exc.pos) from None
             except CanonicalFormError as exc:
                 raise self._fail(str(exc)) from None
@@ -406,6 +434,8 @@ class ArtifactWalker:
                 raise self._too_deep() from None
             if end >= len(t.buf) and not t.eof and self._grow(i):
                 continue  # a number or literal may go on in the next block
+            if _LONG_DIGITS.search(t.buf, i, end):
+                value = self._exact_value(i, header)
             break
         limit = MAX_JSON_DEPTH - outer
         if header or end - i > DEPTH_BY_OBJECT:
@@ -416,9 +446,47 @@ class ArtifactWalker:
         else:
             try:
                 check_json_depth(t.buf[i:end], where=self.where, max_depth=limit)
-            except CanonicalFormError:
+            except CanonicalFormError as exc:
+                if "surrogate" in str(exc):
+                    raise ResultError(str(exc)) from None
                 raise self._too_deep() from None
         return value, end
+
+    def _skip_string(self, i: int) -> int:
+        """Check the string whose quote is ``buf[i]`` without building its value; return the index after it.
+
+        Its text is scanned in place (a string the caller does not keep, as
+        large as the file, then costs its text once, not twice); anything
+        but plain characters and simple escapes (a ``\\u`` escape, a control
+        character, the end of the text) is left to the parser, which reads it
+        or words the error exactly.
+        """
+        t = self._t
+        j = i + 1
+        while True:
+            j = _PLAIN_STRING.match(t.buf, j).end()
+            if j + 1 < len(t.buf):
+                c = t.buf[j]
+                if c == '"':
+                    return j + 1
+                if c == "\\" and t.buf[j + 1] in _SIMPLE_ESCAPES:
+                    j += 2
+                    continue
+                return self._string(i)[1]
+            if j - i > MAX_VALUE_CHARS:
+                raise ResultError(f"{self.where}: a single JSON value at char {t.start + i} is longer than "
+                                  f"{MAX_VALUE_CHARS} characters")
+            if not t.more():
+                return self._string(i)[1]
+
+    def _exact_value(self, i: int, header: bool) -> Any:
+        """Parse the value at ``buf[i]`` again, checking every integer's range."""
+        if self._exact is None:
+            self._exact = _decoders(self.where, exact=True)
+        try:
+            return self._exact[1 if header else 0].raw_decode(self._t.buf, i)[0]
+        except CanonicalFormError as exc:
+            raise self._fail(str(exc)) from None
 
     def _string(self, i: int) -> tuple[str, int]:
         """Parse the string whose opening quote is ``buf[i]``."""
@@ -435,6 +503,8 @@ class ArtifactWalker:
     def episodes(self) -> Iterator[tuple[int, Any, str]]:
         """Yield ``(position, element, element text)`` for each ``episodes`` element, parsing everything."""
         t = self._t
+        if t.bom:
+            raise ResultError(f"{self.where}: not valid JSON: the text starts with a byte-order mark")
         i = self._skip(0)
         if i > 0:
             self.canonical = False
@@ -472,12 +542,15 @@ class ArtifactWalker:
                 if key == "episodes" and wanted and self._peek(i) == "[":
                     self.episodes_kind = "array"
                     i = yield from self._array(i, yield_elements=True)
-                elif not wanted and self._peek(i) == "[":
+                elif not wanted and self._peek(i) in ('[', '"'):
                     # Not needed (a duplicate or a key the caller does not read): checked, not held.
                     self.canonical = False
                     if key not in seen:
                         self.header[key] = DISCARDED
-                    i = yield from self._array(i, yield_elements=False)
+                    if self._peek(i) == '"':
+                        i = self._skip_string(i)
+                    else:
+                        i = yield from self._array(i, yield_elements=False)
                 else:
                     value, end = self._member_value(key, i)
                     if key == "episodes" and key not in seen:
@@ -520,6 +593,10 @@ class ArtifactWalker:
     def _array(self, i: int, *, yield_elements: bool, outer: int = 1) -> Iterator[tuple[int, Any, str]]:
         """Walk the array whose ``[`` is ``buf[i]``, element by element; return the index after ``]``."""
         t = self._t
+        if not yield_elements:
+            end = self._whole_array(i, outer)
+            if end >= 0:
+                return end
         i += 1
         j = self._skip(i)
         self.canonical &= j == i
@@ -547,6 +624,30 @@ class ArtifactWalker:
             j = self._skip(i + 1)
             self.canonical &= j == i + 1
             i = j
+
+    def _whole_array(self, i: int, outer: int) -> int:
+        """The end of the array at ``buf[i]`` if the parser takes it whole within :data:`WHOLE_ARRAY_CHARS`, else -1.
+
+        An array nobody keeps (millions of small values) is checked by the
+        parser in one call instead of an element at a time; when that fails
+        for any reason, the element walk finds and words the problem.
+        """
+        t = self._t
+        while True:
+            try:
+                value, end = self._decoder.raw_decode(t.buf, i)
+            except json.JSONDecodeError as exc:
+                cut = exc.pos >= len(t.buf) - TRUNCATION_MARGIN or exc.msg.startswith("Unterminated string")
+                if cut and not t.eof and len(t.buf) - i < WHOLE_ARRAY_CHARS and self._grow(i):
+                    continue
+                return -1
+            except (CanonicalFormError, RecursionError):
+                return -1
+            break
+        limit = MAX_JSON_DEPTH - outer
+        if _LONG_DIGITS.search(t.buf, i, end) or _depth(value, limit) > limit:
+            return -1
+        return end
 
     def _not_object(self, i: int) -> Iterator[tuple[int, Any, str]]:
         """Parse a top-level value that is not an object, then refuse it (valid JSON) or its syntax."""

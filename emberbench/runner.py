@@ -30,7 +30,7 @@ from .errors import ResultError, ResumeError
 from .manifest import EvaluationManifest, ManifestEntry, check_manifest
 from .output_lock import OutputLock
 from .policies.spec import FreshPolicies, PolicyFactory, closing, policy_spec_of, resolve_policy
-from .results import Authenticator, artifact_chunks, authenticate_all, episode_chunk, load_result, validate_model_id
+from .results import Authenticator, artifact_chunks, authenticate_all, episode_chunk, validate_model_id
 from .suite import Suite
 
 Progress = Callable[[int, int], None]
@@ -299,12 +299,16 @@ class ArtifactSink:
         self.done: dict[int, bytes] = {}
         self.digest = ""
         if output_exists(out, resume):
-            existing = load_result(out, suite, authenticator=authenticator)
+            from .result_stream import verify_artifact
+
+            found: dict[int, bytes] = {}
+
+            def take(e: Any) -> None:
+                found[e.index] = episode_chunk(e.entry, e.record_bytes, e.record_digest, e.metrics_bytes)
+
+            existing = verify_artifact(out, suite, sink=take, replayer=authenticator)
             check_resumable(existing.manifest.hash, existing.model_id, manifest, model_id, out)
-            for e in existing.episodes:
-                record_bytes = e.record.canonical_bytes()
-                self.done[e.index] = episode_chunk(e.entry, record_bytes, e.record_digest,
-                                                   canonical_bytes(e.metrics.to_dict()))
+            self.done = found
             self.digest = existing.digest
         else:
             self._save()

@@ -2,9 +2,9 @@
 
 Two sources can say an episode is done, and neither is believed unchecked:
 
-* :func:`adopt_artifact` loads the artifact already at the output with the
-  full result loader (every record replayed; a file that fails is refused
-  before anything is written) and cross-checks it against the journal: an
+* :func:`adopt_artifact` verifies the artifact already at the output as a
+  stream (every record replayed once; a file that fails is refused before
+  anything is written) and cross-checks it against the journal: an
   episode both list must have the same record digest. Its records are put
   back into the store where the store lost them (they are authenticated,
   and identical bytes give the identical key).
@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .canonical import canonical_bytes
 from .errors import RunIntegrityError
 from .resume_auth import CORRUPT, MISSING, OK, StoredItem, StoredVerdict
 
@@ -42,28 +41,52 @@ def adopt_artifact(sink: Any, suite: Any, authenticator: Any,
         ResumeError: it belongs to another manifest or model id.
         RunIntegrityError: it disagrees with the journal about an episode's record.
     """
-    from .results import load_result
+    from .result_stream import verify_artifact
     from .runner import check_resumable
-    from .store_runner import store_name
 
-    existing = load_result(sink.out, suite, authenticator=authenticator)
-    check_resumable(existing.manifest.hash, existing.model_id, sink.manifest, sink.model_id, sink.out)
-    for e in existing.episodes:
+    disagree: list[tuple[int, str, str]] = []
+    taken: dict[int, str] = {}
+
+    def take(e: Any) -> None:
+        # Kept per episode: its digest here and its packed metrics on the sink. Nothing is
+        # written before the whole file has verified.
         known = journaled.get(e.index)
-        if known is not None and known != e.record_digest:
-            raise RunIntegrityError(
-                f"integrity error: {sink.out} episode {e.index} has record {e.record_digest}, but the run journal "
-                f"{sink.name} in store {store_name(sink.store)} has {known}; nothing was changed", subject=known)
-    imported = []
-    for e in existing.episodes:
-        record = e.record.canonical_bytes()
-        ensure_stored(sink.store, e.record_digest, record)
-        if e.index not in journaled:
-            imported.append(({"index": e.index, "digest": e.record_digest}, [e.record_digest]))
-        sink.mark_done(e.index, e.record_digest, canonical_bytes(e.metrics.to_dict()), len(record))
-    sink.in_file = len(existing.episodes)
+        if known is not None and known != e.record_digest and not disagree:
+            disagree.append((e.index, e.record_digest, known))
+        taken[e.index] = e.record_digest
+        sink.mark_done(e.index, e.record_digest, e.metrics_bytes, len(e.record_bytes))
+
+    existing = verify_artifact(sink.out, suite, sink=take, replayer=authenticator)
+    check_resumable(existing.manifest.hash, existing.model_id, sink.manifest, sink.model_id, sink.out)
+    if disagree:
+        from .store_runner import store_name
+
+        index, digest, known = disagree[0]
+        raise RunIntegrityError(
+            f"integrity error: {sink.out} episode {index} has record {digest}, but the run journal "
+            f"{sink.name} in store {store_name(sink.store)} has {known}; nothing was changed", subject=known)
+    _store_missing(sink, taken)
+    imported = [({"index": i, "digest": d}, [d]) for i, d in taken.items() if i not in journaled]
+    sink.in_file = len(existing.indices)
     sink.digest = existing.digest
-    return len(existing.episodes), imported
+    return len(existing.indices), imported
+
+
+def _store_missing(sink: Any, taken: dict[int, str]) -> None:
+    """Put back the artifact's records the store lacks or holds corrupt (read again from the verified file)."""
+    from emberbench.store import IntegrityError, ObjectNotFoundError
+
+    from .result_stream import stored_records
+
+    wanted: dict[int, str] = {}
+    for index, digest in taken.items():
+        try:
+            sink.store.check(digest, verify_data=True)
+        except (ObjectNotFoundError, IntegrityError):
+            wanted[index] = digest
+    if wanted:
+        for index, data in stored_records(sink.out, wanted):
+            sink.store.put(data, key=wanted[index])
 
 
 def ensure_stored(store: Any, key: str, data: bytes) -> bool:
