@@ -58,3 +58,38 @@ def test_each_record_is_replayed_once(results, replays, command, tmp_path) -> No
     files = 1 if command in ("verify", "stats") else 2
     assert len(replays) == 6 * files
     assert set(replays.values()) == {1}
+
+
+@pytest.mark.parametrize("store", [False, True], ids=["no store", "store"])
+def test_resume_replays_the_artifact_at_the_output_once(results, replays, store, tmp_path) -> None:  # noqa: ANN001
+    """Resuming onto a complete artifact verifies it as a stream: each of its records is replayed once."""
+    import shutil
+
+    from emberbench.manifest import manifest_from_dict
+    from emberbench.result_stream import read_artifact_header
+    from emberbench.store import open_store
+    from emberbench.suite import load_suite
+
+    out = tmp_path / "greedy.json"
+    shutil.copyfile(results / "greedy.json", out)
+    manifest = manifest_from_dict(read_artifact_header(out)["manifest"])
+    extra = {"store": open_store(tmp_path / "s", create=True)} if store else {}
+    summary = run_evaluation(manifest, load_suite(None), "greedy", "greedy", out, **extra)
+    assert summary.completed == 6 and summary.ran == 0
+    assert len(replays) == 6 and set(replays.values()) == {1}
+
+
+def test_a_list_authenticator_is_called_on_bounded_batches(results, suite) -> None:  # noqa: ANN001
+    """An authenticator of the list form sees each record once, in batches of at most the batch size."""
+    from emberbench.replay import AuthenticatorReplayer
+    from emberbench.result_stream import verify_artifact
+    from emberbench.results import authenticate_all
+
+    sizes: list[int] = []
+
+    def counting(records, s):  # noqa: ANN001, ANN202
+        sizes.append(len(records))
+        return authenticate_all(records, s)
+
+    done = verify_artifact(results / "greedy.json", suite, replayer=AuthenticatorReplayer(counting, batch=4))
+    assert done.complete and sizes == [4, 2]
