@@ -118,10 +118,8 @@ class EpisodeWorker:
 
     def authenticate_records(self, suite_hash: str, suite_holder: list[Any], positions: list[int],
                              records: list[dict[str, Any]]) -> tuple[list[Any], Any]:
-        """Replay records for the result loader on this worker (see :func:`authenticate_chunk`)."""
-        self._suite(suite_hash, suite_holder)
-        _SUITES[suite_hash] = self.suite  # type: ignore[assignment]
-        return authenticate_chunk(suite_hash, suite_holder, positions, records)
+        """Replay the records of a resumed run's artifact on this worker (see :func:`authenticate_parsed`)."""
+        return authenticate_parsed(self._suite(suite_hash, suite_holder), positions, records)
 
     def where(self) -> tuple[int, str]:
         """This worker's process id and Ray node id (used by fault tests and reports)."""
@@ -130,6 +128,28 @@ class EpisodeWorker:
 
 _SUITES: dict[str, Suite] = {}
 """Suites already fetched by this worker process, by hash (tasks reuse processes)."""
+
+
+def authenticate_parsed(suite: Suite, positions: list[int], records: list[dict[str, Any]]) -> tuple[list[Any], Any]:
+    """Authenticate parsed records in order, stopping at the first that fails (the executor's resume replay).
+
+    Returns:
+        ``(metrics, failure)``: the metrics of every record before the first
+        failure, and None, ``(position, message, field)`` for a record that
+        does not authenticate, or ``(position, exception, None)`` for any
+        other error.
+    """
+    from emberbench.episode import authenticate
+
+    out = []
+    for position, record in zip(positions, records):
+        try:
+            out.append(authenticate(record, suite))
+        except RecordAuthenticationError as exc:
+            return out, (position, str(exc), exc.field)
+        except Exception as exc:  # noqa: BLE001 - re-raised by the driver in list order
+            return out, (position, _portable(exc), None)
+    return out, None
 
 
 def authenticate_chunk(suite_hash: str, suite_holder: list[Any], positions: list[int],
