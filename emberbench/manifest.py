@@ -139,15 +139,15 @@ def _validate(m: EvaluationManifest) -> None:
         raise ManifestError(
             f"unsupported manifest_version {m.manifest_version!r} (supported: {', '.join(SUPPORTED_MANIFEST_VERSIONS)})"
         )
-    if not isinstance(m.suite_id, str) or not SUITE_ID_RE.match(m.suite_id):
+    if not isinstance(m.suite_id, str) or not SUITE_ID_RE.fullmatch(m.suite_id):
         raise ManifestError(f"suite_id {m.suite_id!r} is not well formed")
-    if not isinstance(m.suite_version, str) or not SEMVER_RE.match(m.suite_version):
+    if not isinstance(m.suite_version, str) or not SEMVER_RE.fullmatch(m.suite_version):
         raise ManifestError(f"suite_version {m.suite_version!r} is not MAJOR.MINOR.PATCH")
     if not is_sha256_hex(m.suite_hash):
         raise ManifestError("suite_hash is not a lowercase SHA-256 hex digest")
     for name in ("simulator_version", "observation_version", "metrics_version"):
         value = getattr(m, name)
-        if not isinstance(value, str) or not _VERSION_RE.match(value):
+        if not isinstance(value, str) or not _VERSION_RE.fullmatch(value):
             raise ManifestError(f"{name} {value!r} is not a version string")
     if not isinstance(m.episodes, tuple) or not m.episodes:
         raise ManifestError("episodes must be a non-empty list")

@@ -175,7 +175,7 @@ def read_structure(data: object) -> tuple[list[str], ContentView | None]:
 def content_problems(s: Any) -> Iterator[str]:
     """Every content problem of ``s`` (a :class:`ContentView` or a scenario), in rule order."""
     partial: frozenset[str] = getattr(s, "partial", frozenset())
-    if s.id is not SKIP and (not isinstance(s.id, str) or not ID_RE.match(s.id)):
+    if s.id is not SKIP and (not isinstance(s.id, str) or not ID_RE.fullmatch(s.id)):
         yield f"invalid scenario id {s.id!r} (lowercase letters, digits and '-', at most 80)"
     if s.description is not SKIP and (not isinstance(s.description, str) or not s.description.strip()
                                       or len(s.description) > 500):
@@ -281,7 +281,7 @@ def content_problems(s: Any) -> Iterator[str]:
 
 def _name(kind: str, name: object, seen: set[str]) -> Iterator[str]:
     """A well-formed ``kind`` id not seen before (then remembered)."""
-    if not isinstance(name, str) or not NAME_RE.match(name):
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         yield f"invalid {kind} id {name!r}"
         return
     if name in seen:

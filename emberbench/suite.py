@@ -177,10 +177,10 @@ def check_suite_manifest(data: Any, folder: Path, where: str, *,
         report(f"{where}: unknown keys {unknown} / missing keys {missing}")
     if "suite_format" in data and data["suite_format"] != SUITE_FORMAT_VERSION:
         report(f"{where}: unsupported suite_format {data['suite_format']!r}")
-    if "suite_id" in data and (not isinstance(data["suite_id"], str) or not SUITE_ID_RE.match(data["suite_id"])):
+    if "suite_id" in data and (not isinstance(data["suite_id"], str) or not SUITE_ID_RE.fullmatch(data["suite_id"])):
         report(f"{where}: invalid suite_id {data['suite_id']!r}")
     if "suite_version" in data and (not isinstance(data["suite_version"], str)
-                                    or not SEMVER_RE.match(data["suite_version"])):
+                                    or not SEMVER_RE.fullmatch(data["suite_version"])):
         report(f"{where}: suite_version must be MAJOR.MINOR.PATCH, got {data['suite_version']!r}")
     entries = data.get("scenarios", [])
     if "scenarios" in data and (not isinstance(entries, list) or not entries):
@@ -193,7 +193,7 @@ def check_suite_manifest(data: Any, folder: Path, where: str, *,
             report(f"{where}: scenarios[{i}] must have exactly the keys id, file, scenario_hash")
             continue
         sid, file, pinned = entry["id"], entry["file"], entry["scenario_hash"]
-        if not isinstance(sid, str) or not ID_RE.match(sid) or sid in ids:
+        if not isinstance(sid, str) or not ID_RE.fullmatch(sid) or sid in ids:
             report(f"{where}: scenarios[{i}] has an invalid or duplicate id {sid!r}")
         else:
             ids.add(sid)
@@ -223,7 +223,7 @@ def check_suite_manifest(data: Any, folder: Path, where: str, *,
             report(f"{where}: families[{i}] must have exactly the keys id, description, scenarios")
             continue
         fid = fam["id"]
-        if not isinstance(fid, str) or not ID_RE.match(fid) or fid in fam_ids:
+        if not isinstance(fid, str) or not ID_RE.fullmatch(fid) or fid in fam_ids:
             report(f"{where}: families[{i}] has an invalid or duplicate id {fid!r}")
         if not isinstance(fam["description"], str):
             report(f"{where}: family {fid!r} description must be a string")

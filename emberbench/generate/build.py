@@ -113,9 +113,9 @@ def generate_suite(recipe: Recipe, count: int, seed: int, *, suite_id: str | Non
         raise GenerationError(f"count must be an integer in [1, {MAX_COUNT}], got {count!r}")
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < (1 << 64):
         raise GenerationError(f"seed must be an integer in [0, 2**64 - 1], got {seed!r}")
-    if not isinstance(suite_id, str) or not SUITE_ID_RE.match(suite_id):
+    if not isinstance(suite_id, str) or not SUITE_ID_RE.fullmatch(suite_id):
         raise GenerationError(f"invalid suite id {suite_id!r} (lowercase letters, digits, '.' and '-', at most 80)")
-    if not isinstance(suite_version, str) or not SEMVER_RE.match(suite_version):
+    if not isinstance(suite_version, str) or not SEMVER_RE.fullmatch(suite_version):
         raise GenerationError(f"suite version must be MAJOR.MINOR.PATCH, got {suite_version!r}")
     report = progress or (lambda done, total: None)
     if tiers is None:

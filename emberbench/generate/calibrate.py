@@ -180,8 +180,8 @@ def load_calibration(path: str | os.PathLike[str], suite: Suite | None = None) -
                       ("policies", list(POLICIES)), ("tier_rule", TIER_RULE)):
         if data[key] != want:
             raise fail(f"{key} is {data[key]!r}; this version calibrates with {want!r}")
-    if (not isinstance(data["suite_id"], str) or not SUITE_ID_RE.match(data["suite_id"])
-            or not isinstance(data["suite_version"], str) or not SEMVER_RE.match(data["suite_version"])
+    if (not isinstance(data["suite_id"], str) or not SUITE_ID_RE.fullmatch(data["suite_id"])
+            or not isinstance(data["suite_version"], str) or not SEMVER_RE.fullmatch(data["suite_version"])
             or not is_sha256_hex(data["suite_hash"])):
         raise fail("suite_id, suite_version or suite_hash is malformed")
     try:
@@ -210,7 +210,7 @@ def _entry(e: object, i: int, episodes: int, fail: Callable[[str], CalibrationEr
     if not isinstance(e, dict) or set(e) != {"id", "scenario_hash", "population", "tier", "results"}:
         raise fail(f"scenarios[{i}] must have exactly the keys id, scenario_hash, population, tier, results")
     results = e["results"]
-    if (not isinstance(e["id"], str) or not ID_RE.match(e["id"]) or not is_sha256_hex(e["scenario_hash"])
+    if (not isinstance(e["id"], str) or not ID_RE.fullmatch(e["id"]) or not is_sha256_hex(e["scenario_hash"])
             or not ok_int(e["population"]) or not e["population"] or not isinstance(results, dict)
             or set(results) != set(POLICIES)):
         raise fail(f"scenarios[{i}] is malformed")

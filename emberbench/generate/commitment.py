@@ -131,8 +131,8 @@ def commitment_from_dict(data: object, *, where: str) -> dict[str, Any]:
                               f"(this version reads {COMMITMENT_FORMAT_VERSION!r})")
     if set(data) != set(_KEYS):
         raise CommitmentError(f"{where}: keys must be exactly {', '.join(_KEYS)}")
-    if (not isinstance(data["suite_id"], str) or not SUITE_ID_RE.match(data["suite_id"])
-            or not isinstance(data["suite_version"], str) or not SEMVER_RE.match(data["suite_version"])
+    if (not isinstance(data["suite_id"], str) or not SUITE_ID_RE.fullmatch(data["suite_id"])
+            or not isinstance(data["suite_version"], str) or not SEMVER_RE.fullmatch(data["suite_version"])
             or not is_sha256_hex(data["suite_hash"]) or type(data["scenario_count"]) is not int
             or data["scenario_count"] < 1):
         raise CommitmentError(f"{where}: suite_id, suite_version, suite_hash or scenario_count is malformed")

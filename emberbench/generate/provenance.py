@@ -89,8 +89,8 @@ def generation_from_dict(data: object, *, where: str) -> GenerationRecord:
         raise fail("seed must be an integer in [0, 2**64 - 1], or null with seed_secret true")
     if type(data["count"]) is not int or data["count"] < 1:
         raise fail("count must be a positive integer")
-    if (not isinstance(data["suite_id"], str) or not SUITE_ID_RE.match(data["suite_id"])
-            or not isinstance(data["suite_version"], str) or not SEMVER_RE.match(data["suite_version"])
+    if (not isinstance(data["suite_id"], str) or not SUITE_ID_RE.fullmatch(data["suite_id"])
+            or not isinstance(data["suite_version"], str) or not SEMVER_RE.fullmatch(data["suite_version"])
             or not is_sha256_hex(data["suite_hash"])):
         raise fail("suite_id, suite_version or suite_hash is malformed")
     record = GenerationRecord(data["generator_version"], recipe, data["count"], seed, tiers, data["suite_id"],

@@ -149,7 +149,7 @@ class _Reader:
     def text(self, value: object, path: str, pattern: re.Pattern[str] | None = None, limit: int = 500) -> str:
         if not isinstance(value, str) or not value.strip() or len(value) > limit:
             raise self.fail(f"{path} must be a non-empty string of at most {limit} characters")
-        if pattern is not None and not pattern.match(value):
+        if pattern is not None and not pattern.fullmatch(value):
             raise self.fail(f"{path} {value!r} must be lowercase letters, digits and '-' (at most 40)")
         return value
 

@@ -57,7 +57,7 @@ def resolve_policy(spec: str, *, agent_timeout: float = DEFAULT_AGENT_TIMEOUT,
         from .external import ExternalAgentFactory
 
         return ExternalAgentFactory(spec[4:], timeout=agent_timeout, log_dir=agent_log)
-    if _IMPORT_RE.match(spec):
+    if _IMPORT_RE.fullmatch(spec):
         module_name, attr = spec.split(":", 1)
         try:
             obj: Any = importlib.import_module(module_name)
