@@ -121,12 +121,27 @@ def _within(seconds: float, what: str, call: Callable[[], Any]) -> Any:
     return box["value"]
 
 
+SUBMIT_EXTRA_HINT = "pip install 'emberbench[submit]'"
+
+
 def _client(address: str, connect_timeout: float) -> Any:
     import_ray()
-    from ray.job_submission import JobSubmissionClient
+    try:
+        from ray.job_submission import JobSubmissionClient
+    except ImportError as exc:
+        raise ClusterError(f"submit needs Ray's job-submission client ({_one_line(exc)}): "
+                           f"{SUBMIT_EXTRA_HINT}") from None
 
     url = job_server_url(address)
-    return _within(connect_timeout, f"cannot reach the Ray job server at {url}", lambda: JobSubmissionClient(url))
+
+    def connect() -> Any:
+        try:
+            return JobSubmissionClient(url)
+        except ImportError as exc:  # the client imports its dashboard packages lazily too
+            raise ClusterError(f"submit needs Ray's job-submission client ({_one_line(exc)}): "
+                               f"{SUBMIT_EXTRA_HINT}") from None
+
+    return _within(connect_timeout, f"cannot reach the Ray job server at {url}", connect)
 
 
 def job_runtime_env(working_dir: Path, extra: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -16,19 +16,26 @@ The rules (docs/user-guide.md, "Arguments"):
   a day, because the operating system's wait calls cannot express more than
   about 24 days);
 * an output file is nothing yet, or a regular file that is not a link
-  (:func:`emberbench.atomic.check_output_path`).
+  (:func:`emberbench.atomic.check_output_path`); an existing one is replaced
+  only with ``--force`` (:func:`refuse_existing`; docs/user-guide.md,
+  "Option rules");
+* an option that takes several values (``manifest build --seeds 0 1 2``)
+  takes them right after its name; any other positional word is a usage
+  error (:func:`variadic_command`).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
-from typer._click.exceptions import ClickException  # typer vendors click; its exceptions live here
+from typer._click.exceptions import ClickException, UsageError  # typer vendors click; its exceptions live here
+from typer.core import TyperCommand
 
 MAX_SEED = (1 << 64) - 1
 MAX_COUNT = 10**12
@@ -151,8 +158,72 @@ def parse_output_file_or_none(value: Any) -> Path | None:
     return None if value is None else parse_output_file(value)
 
 
+ForceOption = Annotated[bool, typer.Option("--force", help="Replace an existing output file.")]
+
+
+def refuse_existing(*paths: Path | None, force: bool) -> None:
+    """The output rule of every command: an existing output is replaced only with ``--force``.
+
+    Called at the start of a command, before any work, for each output it
+    will write (None: that output was not asked for).
+
+    Raises:
+        OutputPathError: one of ``paths`` exists and ``force`` is False.
+    """
+    from ..errors import OutputPathError
+
+    for path in paths:
+        if path is not None and os.path.lexists(path) and not force:
+            raise OutputPathError(f"{path} exists; use --force to replace it")
+
+
+def variadic_command(*options: str) -> type[TyperCommand]:
+    """A command class whose ``options`` each take the values that follow them (``--seeds 0 1 2``).
+
+    Click has no option with a variable number of values, so the values are
+    rewritten as repeated options (``--seeds 0 --seeds 1 --seeds 2``) before
+    parsing. A value ends at the next word that starts with ``-`` and a
+    letter (``-1`` is a value, for the option's parser to refuse). A
+    positional word anywhere else (``--seeds 0 --out m.json 1 2``) is a
+    usage error instead of being taken as a value.
+    """
+    names = frozenset(options)
+
+    def is_option(word: str) -> bool:
+        return word.startswith("-") and len(word) > 1 and not word[1].isdigit()
+
+    class VariadicCommand(TyperCommand):
+        def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+            rewritten: list[str] = []
+            position = 0
+            while position < len(args):
+                word = args[position]
+                position += 1
+                if word == "--":
+                    rewritten.extend(args[position - 1:])
+                    break
+                if word not in names:
+                    rewritten.append(word)
+                    continue
+                start = position
+                while position < len(args) and not is_option(args[position]):
+                    position += 1
+                if position == start:
+                    raise UsageError(f"{word} needs at least one value ({word} A B ...)", ctx=ctx)
+                rewritten.extend(part for v in args[start:position] for part in (word, v))
+            rest = super().parse_args(ctx, rewritten)
+            if ctx.args:
+                shown = " ".join(ctx.args)
+                raise UsageError(f"unexpected argument(s) {shown!r} ({' and '.join(sorted(names))} takes its "
+                                 "values right after it)", ctx=ctx)
+            return rest
+
+    VariadicCommand.__name__ = f"VariadicCommand[{','.join(sorted(names))}]"
+    return VariadicCommand
+
+
 __all__ = [
-    "MAX_SEED", "OutputRefused", "parse_agent_timeout", "parse_checkpoint_seconds", "parse_count",
+    "ForceOption", "MAX_SEED", "OutputRefused", "refuse_existing", "variadic_command", "parse_agent_timeout", "parse_checkpoint_seconds", "parse_count",
     "parse_frames_per_second", "parse_grace_seconds", "parse_output_file", "parse_output_file_or_none",
     "parse_positive", "parse_seed", "positive_number", "seconds",
 ]

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from ._common import policy_exceptions_in_one_line, user_errors
-from .args import parse_agent_timeout, parse_output_file, parse_seed
+from .args import ForceOption, parse_agent_timeout, parse_output_file, parse_seed, refuse_existing
 from .suite_cmd import SuiteOption
 
 AgentLogOption = Annotated[
@@ -39,6 +39,7 @@ def episode(
     policy: Annotated[str, typer.Option(help="Policy spec: stay, greedy, fire-aware, random, module:factory, cmd:...")] = "greedy",
     record: Annotated[Optional[Path], typer.Option(parser=parse_output_file, metavar="FILE",
                                                    help="Write the run record (canonical JSON) to this file.")] = None,
+    force: ForceOption = False,
     agent_timeout: Annotated[float, typer.Option(parser=parse_agent_timeout, metavar="SECONDS",
                                                  help="Seconds an external (cmd:) agent may take per step (at most a day).")] = 30.0,
     render: Annotated[bool, typer.Option("--render", help="Then play the authenticated episode as text, frame by frame.")] = False,
@@ -51,6 +52,7 @@ def episode(
     from ..policies.spec import closing, resolve_policy
     from ..suite import load_suite
 
+    refuse_existing(record, force=force)
     s = load_suite(suite)
     sc = s.scenario(scenario_id)
     the_seed = sc.seed if seed is None else seed
@@ -64,7 +66,8 @@ def episode(
     )
     if record is not None:
         atomic_write_bytes(record, rec.canonical_bytes() + b"\n")
-        typer.echo(f"record written to {record} (sha256 {rec.digest()})")
+        typer.echo(f"record written to {record}")
+        typer.echo(f"  sha256 {rec.digest()}")
     if render:
         from ..viewer.terminal import render_record
 

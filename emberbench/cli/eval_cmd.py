@@ -8,7 +8,17 @@ from typing import Annotated, Optional
 import typer
 
 from ._common import _is_store_error, user_errors
-from .args import parse_agent_timeout, parse_checkpoint_seconds, parse_count, parse_output_file, parse_positive, parse_seed
+from .args import (
+    ForceOption,
+    parse_agent_timeout,
+    parse_checkpoint_seconds,
+    parse_count,
+    parse_output_file,
+    parse_positive,
+    parse_seed,
+    refuse_existing,
+    variadic_command,
+)
 from .cluster_cmd import (
     AddressOption,
     ParallelWorkersOption,
@@ -23,7 +33,8 @@ from .suite_cmd import SuiteOption
 def register(app: typer.Typer) -> None:
     """Add the evaluation commands to ``app``."""
     manifest_app = typer.Typer(help="Build and inspect evaluation manifests.", no_args_is_help=True)
-    manifest_app.command("build", context_settings={"allow_extra_args": True})(manifest_build)
+    manifest_app.command("build", cls=variadic_command("--seeds"),
+                         context_settings={"allow_extra_args": True})(manifest_build)
     manifest_app.command("show")(manifest_show)
     app.add_typer(manifest_app, name="manifest")
     app.command("run")(run)
@@ -33,7 +44,6 @@ def register(app: typer.Typer) -> None:
 
 @user_errors
 def manifest_build(
-    ctx: typer.Context,
     out: Annotated[Path, typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Manifest file to write.")],
     seeds: Annotated[Optional[list[int]], typer.Option("--seeds", parser=parse_seed, metavar="SEED...",
                                                        help="Seeds in order: --seeds 0 1 2 (decimal, in [0, 2**64 - 1]).")] = None,
@@ -42,6 +52,7 @@ def manifest_build(
     families: Annotated[Optional[list[str]], typer.Option("--families", help="Only the scenarios of these families (comma-separated or repeated).")] = None,
     scored: Annotated[bool, typer.Option("--scored", help="Draw secret seeds from the operating system's randomness (a scored manifest); the seeds are not printed.")] = False,
     seed_count: Annotated[int, typer.Option("--seed-count", parser=parse_positive, metavar="N", help="With --scored: how many seeds to draw.")] = 3,
+    force: ForceOption = False,
 ) -> None:
     """Schedule every suite scenario (or a subset) under every seed (suite order, then seeds as given)."""
     from ..errors import ManifestError
@@ -49,10 +60,8 @@ def manifest_build(
     from ..suite import load_suite
     from .suite_cmd import parse_list
 
-    try:
-        values = [*(seeds or []), *(parse_seed(v) for v in ctx.args)]
-    except typer.BadParameter as exc:
-        raise typer.BadParameter(str(exc), ctx=ctx, param_hint="'--seeds'") from None
+    refuse_existing(out, force=force)
+    values = list(seeds or [])
     if scored and values:
         raise ManifestError("give either --seeds or --scored, not both")
     if not scored and not values:
@@ -191,7 +200,8 @@ def verify(
 def pair(
     a: Annotated[Path, typer.Argument(help="Result artifact A.")],
     b: Annotated[Path, typer.Argument(help="Result artifact B.")],
-    out: Annotated[Optional[Path], typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Write the pairing report (JSON) here.")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Also write the pairing report (JSON) here.")] = None,
+    force: ForceOption = False,
     suite: SuiteOption = None,
 ) -> None:
     """Pair two results on their shared manifest: paired and missing episodes."""
@@ -200,6 +210,7 @@ def pair(
     from ..pairing import pair_artifacts
     from ..suite import load_suite
 
+    refuse_existing(out, force=force)
     report = pair_artifacts(a, b, load_suite(suite))
     typer.echo(f"manifest {report.manifest_hash}: {report.model_a!r} vs {report.model_b!r}")
     typer.echo(f"scheduled {report.total_scheduled}, paired {report.paired_count}, "

@@ -4,7 +4,10 @@ Two ways in: ``--input FILE`` runs the stand-alone reader on a grouped-rates
 input; ``--from-results A B --failure RULE`` first builds that input from two
 result artifacts on the same manifest (see
 :func:`emberbench.grouped_rates.input_from_results`). Both end in the same
-library call as ``scripts/check_grouped_rates.py``, so the reports agree.
+library call as ``scripts/check_grouped_rates.py``, so the reports agree,
+and take its options (``--input``, ``--expect``, ``--contract``; the script's
+``--output`` is ``--out`` here, as in every command, and ``--output`` is kept
+as a hidden, deprecated alias).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import typer
 
 from ..errors import GroupedRatesError
 from ._common import user_errors
-from .args import parse_output_file, parse_positive, parse_seed
+from .args import parse_output_file, parse_positive, parse_seed, refuse_existing
 
 
 class FailureRule(str, enum.Enum):
@@ -79,30 +82,44 @@ def register(app: typer.Typer) -> None:
         expect: Optional[Path] = typer.Option(
             None, "--expect", help="Expected report; exit 1 on the first difference."
         ),
-        output: Optional[Path] = typer.Option(None, "--output", parser=parse_output_file, metavar="FILE",
-                                              help="Where to write the report."),
+        out: Optional[Path] = typer.Option(None, "--out", parser=parse_output_file, metavar="FILE",
+                                           help="Write the report here (default: print it on stdout)."),
+        contract: Optional[Path] = typer.Option(
+            None, "--contract", parser=parse_output_file, metavar="FILE",
+            help="Also write the calculation contract (contract.json) the report is bound to."
+        ),
+        force: bool = typer.Option(False, "--force", help="Replace existing output files."),
+        output: Optional[Path] = typer.Option(None, "--output", parser=parse_output_file, hidden=True,
+                                              help="Deprecated spelling of --out."),
     ) -> None:
         """Task-grouped failure rates of two arms, resampling whole task clusters."""
         from ..atomic import atomic_write_bytes
-        from ..grouped_rates import check_file, evaluate, summary
+        from ..grouped_rates import check_file, evaluate, summary, write_contract
 
+        if output is not None:
+            if out is not None:
+                raise GroupedRatesError("give --out only (--output is its deprecated spelling)")
+            out = output
+        refuse_existing(out, contract, save_input, force=force)
         if (input_path is None) == (from_results is None):
             raise GroupedRatesError("give exactly one of --input or --from-results")
+        if contract is not None:  # as the script does: the contract first, whatever the input holds
+            write_contract(contract)
         if from_results is not None:
             if failure is None:
                 raise GroupedRatesError("--from-results needs --failure casualty|not-evacuated|stranded")
             data = _input_bytes_from_results(from_results, failure.value, seed, replicates)
             if save_input is not None:
                 atomic_write_bytes(save_input, data)
-            outcome = evaluate(data, where="input built from results", expect=expect, output=output)
+            outcome = evaluate(data, where="input built from results", expect=expect, output=out)
         else:
             if any(v is not None for v in (failure, seed, replicates, save_input)):
                 raise GroupedRatesError(
                     "--failure, --seed, --replicates and --save-input need --from-results"
                 )
-            outcome = check_file(input_path, expect=expect, output=output)  # type: ignore[arg-type]
-        if output is None:
+            outcome = check_file(input_path, expect=expect, output=out)  # type: ignore[arg-type]
+        if out is None:
             typer.echo(outcome.data.decode("ascii"), nl=False)
         if outcome.mismatch_message is not None:
             raise GroupedRatesError(outcome.mismatch_message)
-        typer.echo(summary(outcome), err=output is None)
+        typer.echo(summary(outcome), err=out is None)

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ._common import user_errors
-from .args import parse_output_file, parse_positive
+from .args import ForceOption, parse_output_file, parse_positive, refuse_existing
 from .cluster_cmd import AddressOption, ParallelWorkersOption
 from .suite_cmd import SuiteOption
 
@@ -41,7 +41,8 @@ def register(app: typer.Typer) -> None:
 def stats(
     result: Annotated[Path, typer.Argument(help="A result artifact.")],
     resamples: Resamples = 2000,
-    out: Annotated[Optional[Path], typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Statistics artifact to write (default: RESULT with .stats.json).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Also write the statistics artifact (JSON) here.")] = None,
+    force: ForceOption = False,
     groups: Groups = GroupChoice.OVERALL,
     workers: ParallelWorkersOption = None,
     address: AddressOption = None,
@@ -52,6 +53,7 @@ def stats(
     from ..suite import load_suite
     from .cluster_cmd import replay_on_ray, resolve_address
 
+    refuse_existing(out, force=force)
     s = load_suite(suite)
     if not replay_on_ray(workers, address):
         artifact = aggregate_artifact(result, s, resamples)
@@ -59,7 +61,7 @@ def stats(
         from emberbench.cluster import aggregate_on_ray
 
         artifact = aggregate_on_ray(result, s, resamples, workers=workers, address=resolve_address(address))
-    _save_and_show(artifact, out if out is not None else result.with_suffix(".stats.json"), groups, "statistics")
+    _save_and_show(artifact, out, groups, "statistics")
 
 
 @user_errors
@@ -67,7 +69,8 @@ def compare(
     a: Annotated[Path, typer.Argument(help="Result artifact A.")],
     b: Annotated[Path, typer.Argument(help="Result artifact B (deltas are A - B).")],
     resamples: Resamples = 2000,
-    out: Annotated[Optional[Path], typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Paired statistics artifact to write (default: A-vs-B.compare.json beside A).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Also write the paired statistics artifact (JSON) here.")] = None,
+    force: ForceOption = False,
     groups: Groups = GroupChoice.OVERALL,
     workers: ParallelWorkersOption = None,
     address: AddressOption = None,
@@ -78,6 +81,7 @@ def compare(
     from ..suite import load_suite
     from .cluster_cmd import replay_on_ray, resolve_address
 
+    refuse_existing(out, force=force)
     s = load_suite(suite)
     if not replay_on_ray(workers, address):
         artifact = paired_artifacts(a, b, s, resamples)
@@ -85,14 +89,19 @@ def compare(
         from emberbench.cluster import paired_on_ray
 
         artifact = paired_on_ray(a, b, s, resamples, workers=workers, address=resolve_address(address))
-    target = out if out is not None else a.with_name(f"{a.stem}-vs-{b.stem}.compare.json")
-    _save_and_show(artifact, target, groups, "paired statistics")
+    _save_and_show(artifact, out, groups, "paired statistics")
 
 
-def _save_and_show(artifact: Any, target: Path, groups: GroupChoice, what: str) -> None:
-    """Write a statistics artifact atomically (streamed), print its tables and where it went."""
+def _save_and_show(artifact: Any, target: Path | None, groups: GroupChoice, what: str) -> None:
+    """Write a statistics artifact atomically (streamed, with ``--out``), print its tables and where it went.
+
+    The digest gets a line of its own, indented, so that both lines fit 80
+    columns (a SHA-256 in hex is 64 characters).
+    """
     from ..statistics import render_artifact, write_artifact
 
-    digest = write_artifact(artifact, target)
+    digest = write_artifact(artifact, target) if target is not None else None
     render_artifact(artifact.table_form(), groups=groups.value)
-    typer.echo(f"{what} written to {target} (sha256 {digest})")
+    if target is not None:
+        typer.echo(f"{what} written to {target}")
+        typer.echo(f"  sha256 {digest}")

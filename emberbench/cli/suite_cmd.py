@@ -9,7 +9,6 @@ only when ``--workers`` or ``--address`` is given.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ._common import fail, user_errors
-from .args import parse_output_file, parse_positive, parse_seed
+from .args import parse_output_file, parse_positive, parse_seed, refuse_existing
 from .cluster_cmd import AddressOption
 
 SuiteOption = Annotated[
@@ -70,11 +69,8 @@ def parse_seeds(values: list[str] | None, option: str) -> list[int]:
 
 
 def check_new_file(path: Path, force: bool) -> None:
-    """Refuse to overwrite an existing output file unless ``--force``."""
-    from ..errors import OutputPathError
-
-    if os.path.lexists(path) and not force:
-        raise OutputPathError(f"{path} exists; use --force to replace it")
+    """Refuse to overwrite an existing output file unless ``--force`` (:func:`.args.refuse_existing`)."""
+    refuse_existing(path, force=force)
 
 
 @contextlib.contextmanager

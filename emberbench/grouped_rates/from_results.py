@@ -15,6 +15,8 @@ them; the result loader is what checks that both artifacts share a manifest.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,6 +32,24 @@ FAILURE_RULES: tuple[tuple[str, str], ...] = (
 """Each failure rule and the rubric text that defines it."""
 
 COUNT_KEYS = ("population", "evacuated", "casualties", "stranded")
+
+_ARM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,99}")
+"""Model ids used as arm ids unchanged: the input format's id characters, at most 100 of them."""
+
+
+def arm_id(model_id: str) -> str:
+    """The arm id of a model in a grouped-rates input.
+
+    A result's model id may be any 1-256 printable characters, but the
+    input format's ids are restricted (letters, digits, ``._:/@+-``, and
+    episode ids ``SCENARIO/seed-SEED/ARM`` must stay short). A model id that
+    fits is used as it is (so reports of such models read naturally); any
+    other becomes ``model-`` and the first 16 hex digits of its SHA-256. The
+    model id itself is kept, whole, in ``matching.varied.per_arm``.
+    """
+    if _ARM_ID.fullmatch(model_id):
+        return model_id
+    return "model-" + hashlib.sha256(model_id.encode("utf-8")).hexdigest()[:16]
 
 
 def is_failure(rule: str, counts: Mapping[str, int]) -> bool:
@@ -104,6 +124,9 @@ def input_from_results(
         raise GroupedRatesError(f"unknown failure rule {failure!r}; use one of {list(rules)}")
     if model_a == model_b:
         raise GroupedRatesError(f"both result artifacts are for the same model {model_a!r}")
+    arm_a, arm_b = arm_id(model_a), arm_id(model_b)
+    if arm_a == arm_b:  # only a model id that is itself another's derived arm id can do this
+        raise GroupedRatesError(f"models {model_a!r} and {model_b!r} map to the same arm id {arm_a!r}")
     indices: set[int] = set()
     pairs: set[tuple[str, int]] = set()
     tasks: list[str] = []
@@ -122,13 +145,13 @@ def input_from_results(
             raise GroupedRatesError(f"results of {model!r} hold index {extra[0]} not in the manifest")
     rows = []
     for index, scenario, seed in episodes:
-        for model, counts in ((model_a, counts_a), (model_b, counts_b)):
+        for arm, counts in ((arm_a, counts_a), (arm_b, counts_b)):
             if index in counts:
                 label = "failure" if is_failure(failure, counts[index]) else "success"
             else:
                 label = "unresolved"
             rows.append(
-                {"id": f"{scenario}/seed-{seed}/{model}", "task": scenario, "arm": model, "label": label}
+                {"id": f"{scenario}/seed-{seed}/{arm}", "task": scenario, "arm": arm, "label": label}
             )
     return {
         "format": INPUT_FORMAT,
@@ -149,7 +172,7 @@ def input_from_results(
             "scenarios are designed, not sampled independently, so tasks may share difficulty "
             "and failure modes"
         ),
-        "arms": [model_a, model_b],
+        "arms": [arm_a, arm_b],
         "matching": {
             "shared": {
                 "environment": "the EMBERBench simulator and the suite's scenario files",
@@ -159,7 +182,7 @@ def input_from_results(
                 ),
                 "outcome_rubric": f"failure rule '{failure}' applied to the episode's counts",
             },
-            "varied": {"condition": "agent", "per_arm": {model_a: model_a, model_b: model_b}},
+            "varied": {"condition": "agent", "per_arm": {arm_a: model_a, arm_b: model_b}},
         },
         "rubric": {
             "failure": rules[failure],

@@ -75,8 +75,9 @@ def test_manifest_build_and_show(tmp_path) -> None:  # noqa: ANN001
     assert out.exit_code == 0 and PUBLIC_DEV_MANIFEST_HASH in out.output
     show = invoke("manifest", "show", str(path))
     assert show.exit_code == 0 and "36 episodes" in show.output
-    assert "seed 1 is given twice" in one_error_line(invoke("manifest", "build", "--seeds", "1", "1", "--out", str(path)))
-    bad_seed = invoke("manifest", "build", "--seeds", "x", "--out", str(path))  # a usage error: exit 2, one line
+    other = tmp_path / "other.json"
+    assert "seed 1 is given twice" in one_error_line(invoke("manifest", "build", "--seeds", "1", "1", "--out", str(other)))
+    bad_seed = invoke("manifest", "build", "--seeds", "x", "--out", str(other))  # a usage error: exit 2, one line
     assert bad_seed.exit_code == 2 and bad_seed.output.count("\n") == 1 and "'x' is not a seed" in bad_seed.output
     assert "cannot read manifest" in one_error_line(invoke("manifest", "show", str(tmp_path / "none.json")))
 

@@ -120,10 +120,10 @@ def app() -> typer.Typer:
 
 
 def test_command_runs_the_reader_and_matches_the_committed_report(app, tmp_path) -> None:
-    """`grouped-rates --input --expect --output` exits 0 and writes the committed bytes."""
+    """`grouped-rates --input --expect --out` exits 0 and writes the committed bytes."""
     out = tmp_path / "r.json"
     result = CliRunner().invoke(
-        app, ["grouped-rates", "--input", str(EXAMPLE / "input.json"), "--expect", str(EXAMPLE / "report.json"), "--output", str(out)]
+        app, ["grouped-rates", "--input", str(EXAMPLE / "input.json"), "--expect", str(EXAMPLE / "report.json"), "--out", str(out)]
     )
     assert result.exit_code == 0, result.output
     assert "matches --expect" in result.output
@@ -154,7 +154,7 @@ def test_command_reports_a_mismatch_as_one_line(app, tmp_path) -> None:
     altered = tmp_path / "e.json"
     altered.write_bytes(render(expected))
     result = CliRunner().invoke(
-        app, ["grouped-rates", "--input", str(EXAMPLE / "input.json"), "--expect", str(altered), "--output", str(tmp_path / "o.json")]
+        app, ["grouped-rates", "--input", str(EXAMPLE / "input.json"), "--expect", str(altered), "--out", str(tmp_path / "o.json")]
     )
     assert result.exit_code == 1
     assert "differs from --expect at report.task_clusters: expected 5, got 4" in result.output
@@ -182,7 +182,7 @@ def test_command_from_results_builds_saves_and_evaluates_the_input(app, tmp_path
     result = CliRunner().invoke(
         app,
         ["grouped-rates", "--from-results", str(a_path), str(b_path), "--failure", "casualty",
-         "--seed", "3", "--replicates", "200", "--save-input", str(saved), "--output", str(out)],
+         "--seed", "3", "--replicates", "200", "--save-input", str(saved), "--out", str(out)],
     )
     assert result.exit_code == 0, result.output
     a, b = load_result(a_path, suite), load_result(b_path, suite)
@@ -203,7 +203,7 @@ def test_command_from_results_refuses_different_manifests(app, tmp_path, suite, 
     run_evaluation(build_manifest(suite, [1]), suite, "stay", "stay", other)
     result = CliRunner().invoke(
         app, ["grouped-rates", "--from-results", str(two_results[0]), str(other), "--failure", "casualty",
-              "--seed", "1", "--replicates", "100", "--output", str(tmp_path / "r.json")],
+              "--seed", "1", "--replicates", "100", "--out", str(tmp_path / "r.json")],
     )
     assert result.exit_code == 1
     assert "different evaluation manifests" in result.output

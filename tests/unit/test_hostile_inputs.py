@@ -175,12 +175,12 @@ INPUT_TEMPLATES = [
              suite_copy=True),
     Template("episode (scenario file)", ("episode", SCENARIO, "--suite", "{case}/suite"),
              slot=f"suite/scenarios/{SCENARIO}.json", suite_copy=True),
-    Template("grouped-rates --input", ("grouped-rates", "--input", "{X}", "--output", "{case}/rep.json"),
+    Template("grouped-rates --input", ("grouped-rates", "--input", "{X}", "--out", "{case}/rep.json"),
              outputs=("rep.json",)),
     Template("grouped-rates --expect", ("grouped-rates", "--input", "{good}/gr-input.json", "--expect", "{X}",
-                                        "--output", "{case}/rep.json"), outputs=("rep.json",), option="--expect"),
+                                        "--out", "{case}/rep.json"), outputs=("rep.json",), option="--expect"),
     Template("grouped-rates --from-results", ("grouped-rates", "--from-results", "{X}", "{good}/b.json",
-                                              "--failure", "casualty", "--output", "{case}/rep.json"),
+                                              "--failure", "casualty", "--out", "{case}/rep.json"),
              outputs=("rep.json",)),
     Template("view", ("view", "{X}", "--out", "{case}/v.html"), outputs=("v.html",)),
     Template("report", ("report", "{X}", "{good}/b.json", "--out", "{case}/rep", "--resamples", "100"),
@@ -219,10 +219,10 @@ OUTPUT_TEMPLATES = [
     Template("report --out", ("report", "{good}/a.json", "{good}/b.json", "--out", "{X}", "--resamples", "100")),
     Template("suite commit --out", ("suite", "commit", "{good}/gen", "--out", "{X}")),
     Template("suite calibrate --out", ("suite", "calibrate", "{good}/gen", "--seeds", "0", "--out", "{X}")),
-    Template("grouped-rates --output", ("grouped-rates", "--input", "{good}/gr-input.json", "--output", "{X}")),
+    Template("grouped-rates --out", ("grouped-rates", "--input", "{good}/gr-input.json", "--out", "{X}")),
     Template("grouped-rates --save-input", ("grouped-rates", "--from-results", "{good}/a.json", "{good}/b.json",
                                             "--failure", "casualty", "--save-input", "{X}",
-                                            "--output", "{case}/rep.json"), outputs=("rep.json",)),
+                                            "--out", "{case}/rep.json"), outputs=("rep.json",)),
 ]
 
 # (name, args, exit status, what the one line must name); {good} and {case} are filled in.
