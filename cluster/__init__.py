@@ -14,6 +14,8 @@ Public surface:
 * :class:`RayMapper` runs the statistics' (group, metric) jobs as Ray tasks;
 * :func:`run_on_ray`, :func:`verify_on_ray`, :func:`audit_on_ray`,
   :func:`aggregate_on_ray`, :func:`paired_on_ray`: one call per CLI command;
+* :func:`ray_executor`: a session and its episode workers, opened by the
+  runner only when a run has enough work for Ray;
 * :func:`ray_mapper`: a :class:`RayMapper` for the scenario generator's
   calibration jobs, for the length of a ``with`` block;
 * :mod:`cluster.submit`: Ray Job submission of a CLI command.
@@ -26,6 +28,7 @@ from .commands import (
     aggregate_on_ray,
     audit_on_ray,
     paired_on_ray,
+    ray_executor,
     ray_mapper,
     run_on_ray,
     verify_on_ray,
@@ -43,6 +46,7 @@ __all__ = [
     "aggregate_on_ray",
     "audit_on_ray",
     "paired_on_ray",
+    "ray_executor",
     "ray_mapper",
     "ray_session",
     "run_on_ray",

@@ -47,13 +47,28 @@ def run_on_ray(manifest: EvaluationManifest, suite: Suite, policy: str, model_id
         Other arguments: as :func:`emberbench.runner.run_evaluation`.
     """
     # The output is claimed before Ray starts, so a second run on it is refused at once.
-    with claim_output(out) as lock, ray_session(address, workers=workers, runtime_env=runtime_env) as info:
+    with claim_output(out) as lock, ray_executor(suite, policy, store=store, workers=workers, address=address,
+                                                 runtime_env=runtime_env, agent_timeout=agent_timeout,
+                                                 agent_log=agent_log) as executor:
+        return run_evaluation(manifest, suite, policy, model_id, out, resume=resume, executor=executor,
+                              store=store, progress=progress, checkpoint_every=checkpoint_every,
+                              checkpoint_seconds=checkpoint_seconds, policy_spec=policy, output_lock=lock)
+
+
+@contextlib.contextmanager
+def ray_executor(suite: Suite, policy: str, *, store: Any = None, workers: int | None = None,
+                 address: str | None = None, runtime_env: dict[str, Any] | None = None,
+                 agent_timeout: float | None = None, agent_log: str | None = None) -> Iterator[RayExecutor]:
+    """Open a Ray session and its episode workers; close both on exit (arguments as :func:`run_on_ray`).
+
+    Given to :func:`emberbench.runner.run_evaluation` as ``executor_for``,
+    Ray starts only once the run knows it has work for it.
+    """
+    with ray_session(address, workers=workers, runtime_env=runtime_env) as info:
         store_root = None if store is None else store.locator
         with RayExecutor(suite, policy, workers=info.workers, store_root=store_root,
                          agent_timeout=agent_timeout, agent_log=agent_log) as executor:
-            return run_evaluation(manifest, suite, policy, model_id, out, resume=resume, executor=executor,
-                                  store=store, progress=progress, checkpoint_every=checkpoint_every,
-                                  checkpoint_seconds=checkpoint_seconds, policy_spec=policy, output_lock=lock)
+            yield executor
 
 
 def load_on_ray(path: str | Path, suite: Suite, authenticator: RayAuthenticator) -> Any:

@@ -1,7 +1,12 @@
 """EMBERBench: a reference benchmark for evacuation decision-making under fire.
 
-The package's public surface is re-exported lazily so that importing
-``emberbench`` stays cheap and pulls in neither numpy, ray nor the store.
+The public Python API is the list ``__all__`` below, walked through in
+docs/api.md: build a manifest, run an evaluation (to a file, or in memory),
+load and verify results, pair them, compute aggregate and paired
+statistics, and write a policy for the ``Observation`` it receives. The
+names are re-exported lazily (PEP 562 ``__getattr__``): ``import emberbench``
+stays cheap and pulls in neither numpy, ray nor the store; a name's module is
+imported the first time the name is used.
 
 The content-addressed store and the Ray runner live in the repository's
 top-level folders ``store/`` and ``cluster/`` and are installed as the
@@ -48,4 +53,52 @@ def _map_source_tree() -> None:
 
 _map_source_tree()
 
-__all__ = ["__version__"]
+# Public name -> the module that defines it. Everything else is internal.
+_EXPORTS: dict[str, str] = {
+    "EmberError": "emberbench.errors",
+    "Suite": "emberbench.suite",
+    "load_suite": "emberbench.suite",
+    "EvaluationManifest": "emberbench.manifest",
+    "build_manifest": "emberbench.manifest",
+    "load_manifest": "emberbench.manifest",
+    "write_manifest": "emberbench.manifest",
+    "RunSummary": "emberbench.runner",
+    "run_evaluation": "emberbench.runner",
+    "evaluate": "emberbench.in_memory",
+    "EvaluationResult": "emberbench.results",
+    "load_result": "emberbench.results",
+    "play_episode": "emberbench.episode",
+    "authenticate": "emberbench.episode",
+    "PairingReport": "emberbench.pairing",
+    "load_pair": "emberbench.pairing",
+    "pair_results": "emberbench.pairing",
+    "AggregateStatistics": "emberbench.statistics",
+    "PairedStatistics": "emberbench.statistics",
+    "aggregate_statistics": "emberbench.statistics",
+    "paired_statistics": "emberbench.statistics",
+    "Observation": "emberbench.observation",
+    "ExitView": "emberbench.observation",
+    "PersonView": "emberbench.observation",
+    "Policy": "emberbench.episode",
+    "PolicyFactory": "emberbench.policies.spec",
+    "resolve_policy": "emberbench.policies.spec",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Import a public name's module on first use (PEP 562) and cache the name here."""
+    module_name = _EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+__all__ = ["__version__", *_EXPORTS]

@@ -18,7 +18,9 @@ resumes from is authenticated completely first.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,6 +36,8 @@ from .results import Authenticator, artifact_chunks, authenticate_all, episode_c
 from .suite import Suite
 
 Progress = Callable[[int, int], None]
+ExecutorFor = Callable[[int], AbstractContextManager["Executor"]]
+"""Given the number of episodes left to play, open the executor that plays them (see ``executor_for``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +170,7 @@ def run_evaluation(
     checkpoint_seconds: float = 60.0,
     policy_spec: str | None = None,
     output_lock: OutputLock | None = None,
+    executor_for: ExecutorFor | None = None,
 ) -> RunSummary:
     """Run every scheduled episode that the output lacks, holding the output for the whole run.
 
@@ -191,6 +196,12 @@ def run_evaluation(
             in the run's journal; default: derived from the factory).
         output_lock: an :class:`OutputLock` on ``output_path`` the caller
             already holds (a Ray run takes it before starting workers).
+        executor_for: instead of ``executor``, called once resume has
+            counted the episodes left, with that count; the context manager
+            it returns opens (and closes) the executor, so a run with nothing
+            or little left need not start Ray
+            (:func:`emberbench.executor_choice.choose_executor`). Resumed
+            work is then authenticated in this process.
 
     Returns:
         A :class:`RunSummary`.
@@ -212,10 +223,10 @@ def run_evaluation(
     owned = output_lock is None
     lock = claim_output(out) if output_lock is None else output_lock
     try:
-        if executor is None:
+        if executor is None and executor_for is None:
             executor = InProcessExecutor(suite, policy, store=store, spec=spec)
         return _run(manifest, suite, model_id, out, executor, store, resume=resume, spec=spec, progress=progress,
-                    every=checkpoint_every, seconds=checkpoint_seconds)
+                    every=checkpoint_every, seconds=checkpoint_seconds, executor_for=executor_for)
     finally:
         if owned:
             lock.release()
@@ -235,7 +246,9 @@ def claim_output(output_path: str | Path) -> OutputLock:
 
 
 def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, executor: Any, store: Any, *,
-         resume: bool, spec: str, progress: Progress | None, every: int, seconds: float) -> RunSummary:
+         resume: bool, spec: str, progress: Progress | None, every: int, seconds: float,
+         executor_for: ExecutorFor | None = None) -> RunSummary:
+    # Without an executor yet (executor_for), resumed work is authenticated in this process.
     authenticator = getattr(executor, "authenticate_records", authenticate_all)
     if store is not None:
         from .resume_auth import verify_stored
@@ -255,17 +268,19 @@ def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, e
     resumed = sink.count
     pending = [e for e in manifest.episodes if not sink.has(e.index)]
     added = 0
-    if progress:
-        progress(resumed, total)
     error: BaseException | None = None
     try:
-        for outcome in executor.run(pending):
-            if sink.has(outcome.index):
-                continue  # a retried episode finished twice: idempotent, keep the first
-            sink.add(outcome)
-            added += 1
+        opened = executor_for(len(pending)) if executor_for is not None else contextlib.nullcontext(executor)
+        with opened as chosen:
             if progress:
-                progress(resumed + added, total)
+                progress(resumed, total)
+            for outcome in chosen.run(pending):
+                if sink.has(outcome.index):
+                    continue  # a retried episode finished twice: idempotent, keep the first
+                sink.add(outcome)
+                added += 1
+                if progress:
+                    progress(resumed + added, total)
     except BaseException as exc:
         error = exc
         raise
@@ -375,5 +390,5 @@ def stray_temp_files(out: Path) -> list[Path]:
     return sorted(out.parent.glob(f".{out.name}.*.tmp"))
 
 
-__all__ = ["EpisodeOutcome", "InProcessExecutor", "RunSummary", "check_resumable", "claim_output", "output_exists", "run_evaluation",
+__all__ = ["EpisodeOutcome", "ExecutorFor", "InProcessExecutor", "RunSummary", "check_resumable", "claim_output", "output_exists", "run_evaluation",
            "stray_temp_files"]

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
+from ..executor_choice import ExecutorKind
 from ._common import _is_store_error, user_errors
 from .args import (
     ForceOption,
@@ -104,14 +105,19 @@ def run(
     no_store: Annotated[bool, typer.Option("--no-store", help="Run without a store: rewrite the artifact after every episode.")] = False,
     checkpoint_every: Annotated[int, typer.Option(parser=parse_count, metavar="N", help="With a store: write the artifact every N episodes (0: off).")] = 0,
     checkpoint_seconds: Annotated[float, typer.Option(parser=parse_checkpoint_seconds, metavar="SECONDS", help="With a store: every T seconds update the run's record in the store, and rewrite the artifact while checkpoints stay within a quarter of its projected size (0: off; at most a day).")] = 60.0,
-    executor: Annotated[str, typer.Option("--executor", help="ray (default: episodes on Ray workers) or local (in this process, no Ray).")] = "ray",
+    executor: Annotated[Optional[ExecutorKind], typer.Option(
+        "--executor", case_sensitive=False,
+        help="local (in this process, no Ray) or ray (episode workers on Ray). Default: chosen by the work: "
+             "in process when fewer than 200 episodes are left (or none), else Ray; --address, --workers "
+             "or --runtime-env mean Ray.")] = None,
     workers: WorkersOption = None,
     address: AddressOption = None,
     runtime_env: RuntimeEnvOption = None,
     suite: SuiteOption = None,
 ) -> None:
     """Run a policy on every episode of a manifest and write its result artifact."""
-    from ..errors import ClusterError, EmberError, EvaluationError
+    from ..errors import EmberError, EvaluationError
+    from ..executor_choice import choose_executor
     from ..manifest import load_manifest
     from ..policies.spec import resolve_policy
     from ..runner import run_evaluation
@@ -120,8 +126,6 @@ def run(
     from .progress import progress_bar
     from .store_cmd import resolve_store_dir
 
-    if executor not in ("ray", "local"):
-        raise ClusterError(f"--executor must be ray or local, got {executor!r}")
     s = load_suite(suite)
     m = load_manifest(manifest, s)
     log_dir = agent_log_dir(agent_log)
@@ -131,17 +135,27 @@ def run(
         from ..store_runner import open_store
 
         store = open_store(resolve_store_dir(store_dir))
+    env = parse_runtime_env(runtime_env)
     common = {"resume": not no_resume, "store": store, "checkpoint_every": checkpoint_every,
               "checkpoint_seconds": checkpoint_seconds}
+    asked = _cluster_option(address, workers, env)
+    chosen: list[Any] = []
     try:
         with progress_bar(f"run {model_id}") as bar:
-            if executor == "local":
+            if executor is None and asked is None:  # by the work: decided once resume has counted what is left
+                opener = _by_the_work(s, policy, factory, store, agent_timeout, log_dir, bar, chosen)
+                summary = run_evaluation(m, s, factory, model_id, out, progress=bar, policy_spec=policy,
+                                         executor_for=opener, **common)
+            elif (choice := choose_executor(0, requested=executor, cluster_asked=asked)).kind is ExecutorKind.LOCAL:
+                chosen.append(choice)
                 summary = run_evaluation(m, s, factory, model_id, out, progress=bar, policy_spec=policy, **common)
             else:
                 from emberbench.cluster import run_on_ray
 
+                chosen.append(choice)
+                bar.status("starting Ray…")
                 summary = run_on_ray(m, s, policy, model_id, out, workers=workers, address=resolve_address(address),
-                                     runtime_env=parse_runtime_env(runtime_env), agent_timeout=agent_timeout,
+                                     runtime_env=env, agent_timeout=agent_timeout,
                                      agent_log=log_dir, progress=bar, **common)
     except (EmberError, OSError):
         raise
@@ -159,6 +173,39 @@ def run(
             f"(completed episodes are kept in {out}; run `emberbench -v run ...` for the traceback)"
         ) from None
     typer.echo(summary.describe())
+    typer.echo(chosen[0].describe())
+
+
+def _cluster_option(address: str | None, workers: int | None, runtime_env: Any) -> str | None:
+    """The first option that asks for Ray (``--address``, ``$RAY_ADDRESS``, ``--workers``, ``--runtime-env``)."""
+    import os
+
+    from .cluster_cmd import ADDRESS_ENV_VAR
+
+    given = (("--address", address), (f"${ADDRESS_ENV_VAR}", os.environ.get(ADDRESS_ENV_VAR)),
+             ("--workers", workers), ("--runtime-env", runtime_env))
+    return next((name for name, value in given if value), None)
+
+
+def _by_the_work(suite: Any, policy: str, factory: Any, store: Any, agent_timeout: float, log_dir: str | None,
+                 bar: Any, chosen: list[Any]) -> Any:
+    """The runner's ``executor_for`` without --executor: choose by the episodes left, note it, open it."""
+    import contextlib
+
+    from ..executor_choice import choose_executor
+    from ..runner import InProcessExecutor
+
+    def open_executor(pending: int) -> Any:
+        choice = choose_executor(pending)
+        chosen.append(choice)
+        if choice.kind is ExecutorKind.LOCAL:
+            return contextlib.nullcontext(InProcessExecutor(suite, factory, store=store, spec=policy))
+        bar.status("starting Ray…")
+        from emberbench.cluster import ray_executor
+
+        return ray_executor(suite, policy, store=store, agent_timeout=agent_timeout, agent_log=log_dir)
+
+    return open_executor
 
 
 PARTIAL_EXIT = 3

@@ -1,17 +1,88 @@
-"""A progress bar for long CLI work: episodes done, rate and time left, on a terminal only."""
+"""A progress bar for long CLI work: episodes done, rate and time left, on a terminal only.
+
+Before the first count arrives the work may be starting something slow
+(an embedded Ray instance takes seconds); :meth:`Bar.status` shows that as
+a status line with a spinner instead of an empty ``0/?`` bar.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 
+class Bar:
+    """``bar(done, total)`` updates the bar; ``bar.status(text)`` shows a status line until the first count.
+
+    Off a terminal, or with ``-q``, both do nothing.
+    """
+
+    def __init__(self, description: str, unit: str, enabled: bool) -> None:
+        self.description, self.unit, self.enabled = description, unit, enabled
+        self._stack = contextlib.ExitStack()
+        self._progress: Any = None
+        self._status: Any = None
+        self._task: Any = None
+
+    def status(self, text: str) -> None:
+        """Show ``text`` (e.g. ``starting Ray…``) on a transient status line."""
+        if not self.enabled or self._progress is not None:
+            return
+        if self._status is None:
+            from rich.console import Console
+            from rich.status import Status
+
+            self._status = Status(f"{self.description}: {text}", console=Console(stderr=True))
+            self._status.start()
+        else:
+            self._status.update(f"{self.description}: {text}")
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self._progress is None:
+            self._end_status()
+            self._progress = self._stack.enter_context(self._new_progress())
+            # Work resumed from an earlier run must not count towards the rate: the bar starts at ``done``.
+            self._task = self._progress.add_task(self.description, total=total, completed=done)
+            return
+        self._progress.update(self._task, completed=done, total=total)
+
+    def _end_status(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def close(self) -> None:
+        """Remove the status line and stop the bar."""
+        self._end_status()
+        self._stack.close()
+
+    def _new_progress(self) -> Any:
+        from rich.console import Console
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn,
+                                   TimeRemainingColumn)
+        from rich.text import Text
+
+        unit = self.unit
+
+        class RateColumn(ProgressColumn):
+            """Items per second, measured by rich over the recent updates."""
+
+            def render(self, task: Any) -> Text:
+                speed = task.finished_speed or task.speed
+                return Text("   -  /s" if speed is None else f"{speed:6.1f} {unit}/s")
+
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), RateColumn(),
+                   TextColumn("left"), TimeRemainingColumn())
+        return Progress(*columns, console=Console(stderr=True))
+
+
 @contextlib.contextmanager
-def progress_bar(description: str, *, unit: str = "episodes", enabled: bool | None = None
-                 ) -> Iterator[Callable[[int, int], None]]:
-    """Yield a ``callback(done, total)``; draws a rich bar on stderr when stderr is a terminal.
+def progress_bar(description: str, *, unit: str = "episodes", enabled: bool | None = None) -> Iterator[Bar]:
+    """Yield a :class:`Bar`; it draws on stderr only when stderr is a terminal.
 
     Off a terminal (a pipe, a log file, CI), or with ``-q``, nothing is drawn.
     """
@@ -19,33 +90,8 @@ def progress_bar(description: str, *, unit: str = "episodes", enabled: bool | No
         from .verbosity import show_progress
 
         enabled = sys.stderr.isatty() and show_progress()
-    if not enabled:
-        yield lambda done, total: None
-        return
-    from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn,
-                               TimeRemainingColumn)
-    from rich.text import Text
-
-    class RateColumn(ProgressColumn):
-        """Items per second, measured by rich over the recent updates."""
-
-        def render(self, task: Any) -> Text:
-            speed = task.finished_speed or task.speed
-            return Text("   -  /s" if speed is None else f"{speed:6.1f} {unit}/s")
-
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), RateColumn(),
-               TextColumn("left"), TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True)) as bar:
-        task = bar.add_task(description, total=None)
-        started = [False]
-
-        def update(done: int, total: int) -> None:
-            if not started[0]:
-                # Work resumed from an earlier run must not count towards the rate.
-                bar.reset(task, total=total, completed=done)
-                started[0] = True
-            else:
-                bar.update(task, completed=done, total=total)
-
-        yield update
+    bar = Bar(description, unit, enabled)
+    try:
+        yield bar
+    finally:
+        bar.close()
