@@ -10,6 +10,7 @@ import typer
 from ..viewer.plots import FigureKind
 from ._common import user_errors
 from .args import parse_output_file, parse_positive
+from .report_cmd import MetricChoice
 from .suite_cmd import SuiteOption
 
 
@@ -24,7 +25,7 @@ def plot(
     results: Annotated[list[Path], typer.Argument(help="Result artifacts of one manifest.")],
     out: Annotated[Path, typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Figure file: .png, .svg or .pdf.")],
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="forest: model id the others are compared with (default: the first).")] = None,
-    metric: Annotated[Optional[str], typer.Option("--metric", help="forest: one row per scenario/family for this metric instead of one row per metric.")] = None,
+    metric: Annotated[Optional[MetricChoice], typer.Option("--metric", metavar="METRIC", help="forest: one row per scenario/family for this metric instead of one row per metric.")] = None,
     scenario: Annotated[Optional[str], typer.Option("--scenario", help="egress, heatmap: the scenario to draw.")] = None,
     stats: Annotated[Optional[list[Path]], typer.Option("--stats", help="forest: a paired statistics artifact to use instead of computing it (repeatable).")] = None,
     resamples: Annotated[int, typer.Option("--resamples", parser=parse_positive, metavar="N", help="forest: bootstrap resamples when computing.")] = 2000,
@@ -35,6 +36,6 @@ def plot(
     from ..suite import load_suite
     from ..viewer.plots import plot_figure
 
-    target = plot_figure(kind, list(results), load_suite(suite), out, baseline=baseline, metric=metric,
+    target = plot_figure(kind, list(results), load_suite(suite), out, baseline=baseline, metric=None if metric is None else metric.value,
                          scenario=scenario, stats=list(stats or []), resamples=resamples, force=force)
     typer.echo(f"figure written to {target}")

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import enum
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
+from ..metric_defs import METRIC_NAMES
+
 from ._common import user_errors
 from .args import parse_positive
 from .suite_cmd import SuiteOption
+
+
+MetricChoice = enum.Enum("MetricChoice", {name: name for name in METRIC_NAMES}, type=str)  # type: ignore[misc]
+"""The metrics of metrics version 1.0, as the choices of ``--order-by`` and ``plot --metric``."""
 
 
 def register(app: typer.Typer) -> None:
@@ -25,7 +32,7 @@ def report(
     force: Annotated[bool, typer.Option("--force", help="Write into a folder that holds files other than a previous report's.")] = False,
     stats: Annotated[Optional[list[Path]], typer.Option("--stats", help="A statistics artifact to use instead of computing it (repeatable).")] = None,
     resamples: Annotated[int, typer.Option("--resamples", parser=parse_positive, metavar="N", help="Bootstrap resamples for the statistics computed here.")] = 2000,
-    order_by: Annotated[Optional[str], typer.Option("--order-by", help="Order the leaderboard by this metric (default: as given).")] = None,
+    order_by: Annotated[Optional[MetricChoice], typer.Option("--order-by", metavar="METRIC", help="Order the leaderboard by this metric, a name from docs/metrics.md (default: as given).")] = None,
     embed: Annotated[int, typer.Option("--embed", parser=parse_positive, metavar="N", help="Most episodes each viewer page embeds (1-1000).")] = 48,
     suite: SuiteOption = None,
 ) -> None:
@@ -34,6 +41,6 @@ def report(
     from ..viewer.report import build_report
 
     built = build_report(list(results), load_suite(suite), out, baseline=baseline, stats=list(stats or []),
-                         resamples=resamples, order_by=order_by, force=force, embed=embed)
+                         resamples=resamples, order_by=None if order_by is None else order_by.value, force=force, embed=embed)
     typer.echo(f"report written to {built.folder / 'index.html'} ({len(built.files)} files; "
                f"tables also in {built.folder / 'report.md'})")

@@ -36,7 +36,7 @@ def claim_output_file(path: str | os.PathLike[str], *, force: bool) -> Path:
     """
     target = check_output_path(path)
     if target.exists() and not force:
-        raise PresentationError(f"{target} exists; give --force to replace it")
+        raise PresentationError(f"{target} exists; use --force to replace it")
     return target
 
 

@@ -15,7 +15,7 @@ def test_existing_file_needs_force(tmp_path) -> None:  # noqa: ANN001
     target = tmp_path / "page.html"
     assert claim_output_file(target, force=False) == target
     target.write_text("old")
-    with pytest.raises(PresentationError, match="give --force"):
+    with pytest.raises(PresentationError, match="use --force"):
         claim_output_file(target, force=False)
     assert claim_output_file(target, force=True) == target
 

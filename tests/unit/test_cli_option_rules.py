@@ -1,0 +1,200 @@
+"""One rule per option, applied to every command (issue 16, items 4 and 5; docs/user-guide.md, "Option rules")."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from emberbench.cli.main import app
+from emberbench.executor_choice import LOCAL_BELOW, ExecutorKind, choose_executor
+from emberbench.manifest import EvaluationManifest, ManifestEntry, write_manifest
+from emberbench.runner import run_evaluation
+
+runner = CliRunner()
+EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "task-grouped-rates"
+SCENARIO = "v1-pub-01-single-exit-sparse"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, suite):  # noqa: ANN001
+    """Two results (greedy, and a model id with a space) on two episodes, and their manifest."""
+    folder = tmp_path_factory.mktemp("rules")
+    entries = tuple(ManifestEntry(i, SCENARIO, suite.scenario(SCENARIO).content_hash, i) for i in range(2))
+    manifest = EvaluationManifest(suite.id, suite.version, suite.hash, entries)
+    write_manifest(manifest, folder / "m.json")
+    run_evaluation(manifest, suite, "greedy", "greedy", folder / "a.json")
+    run_evaluation(manifest, suite, "random", "rand om", folder / "b.json")
+    return folder
+
+
+def _invoke(*args: object):  # noqa: ANN202
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def _one_line(result, code: int) -> str:  # noqa: ANN001
+    assert result.exit_code == code, result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in result.output, result.output
+    return lines[0]
+
+
+# (name, arguments with {runs} and {out}); each writes {out} and nothing else of note.
+WRITERS = [
+    ("manifest build", ("manifest", "build", "--seeds", "0", "--out", "{out}")),
+    ("stats --out", ("stats", "{runs}/a.json", "--resamples", "100", "--out", "{out}")),
+    ("compare --out", ("compare", "{runs}/a.json", "{runs}/b.json", "--resamples", "100", "--out", "{out}")),
+    ("pair --out", ("pair", "{runs}/a.json", "{runs}/b.json", "--out", "{out}")),
+    ("episode --record", ("episode", SCENARIO, "--seed", "0", "--record", "{out}")),
+    ("grouped-rates --out", ("grouped-rates", "--input", str(EXAMPLE / "input.json"), "--out", "{out}")),
+    ("grouped-rates --contract", ("grouped-rates", "--input", str(EXAMPLE / "input.json"), "--contract", "{out}")),
+    ("grouped-rates --save-input", ("grouped-rates", "--from-results", "{runs}/a.json", "{runs}/b.json",
+                                    "--failure", "casualty", "--save-input", "{out}")),
+    ("suite commit --out", ("suite", "commit", "emberbench-v1-public", "--out", "{out}")),
+    ("view --out", ("view", "{runs}/a.json", "--episode", "0", "--out", "{out}")),
+]
+
+
+@pytest.mark.parametrize(("name", "args"), WRITERS, ids=[w[0] for w in WRITERS])
+def test_an_existing_output_is_refused_without_force(name: str, args: tuple[str, ...], runs: Path,
+                                                     tmp_path: Path) -> None:
+    """Issue 16 (item 4): every writer refuses an existing file in one line (exit 1, untouched) and replaces
+    it with --force; before, `manifest build` and `stats --out` overwrote silently."""
+    out = tmp_path / "out.file"
+    out.write_bytes(b"keep me")
+    filled = [a.replace("{runs}", str(runs)).replace("{out}", str(out)) for a in args]
+    line = _one_line(_invoke(*filled), 1)
+    assert f"{out} exists; use --force to replace it" in line
+    assert out.read_bytes() == b"keep me"
+    forced = _invoke(*filled, "--force")
+    assert forced.exit_code == 0, forced.output
+    assert out.read_bytes() != b"keep me"
+
+
+def test_stats_and_compare_write_only_with_out(runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 16 (item 4): like pair, stats and compare print their tables and write a file only with --out."""
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.name for p in runs.iterdir())
+    assert _invoke("stats", runs / "a.json", "--resamples", "100").exit_code == 0
+    assert _invoke("compare", runs / "a.json", runs / "b.json", "--resamples", "100").exit_code == 0
+    assert sorted(p.name for p in runs.iterdir()) == before and list(tmp_path.iterdir()) == []
+
+
+def test_the_written_line_and_digest_fit_80_columns(runs: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 16 (item E): `statistics written to FILE (sha256 ...)` was 120 columns; the digest now has its
+    own line, and both lines fit 80 columns (stats, compare, episode --record)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.json").write_bytes((runs / "a.json").read_bytes())
+    (tmp_path / "b.json").write_bytes((runs / "b.json").read_bytes())
+    for args in (("stats", "a.json", "--resamples", "100", "--out", "a.stats.json"),
+                 ("compare", "a.json", "b.json", "--resamples", "100", "--out", "a-vs-b.compare.json"),
+                 ("episode", SCENARIO, "--seed", "0", "--record", "rec.json")):
+        result = runner.invoke(app, list(args), env={"COLUMNS": "80"})
+        assert result.exit_code == 0, result.output
+        written = [line for line in result.output.splitlines() if "written to" in line or "sha256" in line]
+        assert len(written) == 2 and all(len(line) <= 80 for line in written), result.output
+        assert any(line.startswith("  sha256 ") and len(line.split()[1]) == 64 for line in result.output.splitlines())
+
+
+@pytest.mark.parametrize("args", [
+    ("--seeds", "0", "--out", "{d}/m.json", "1", "2"),
+    ("--out", "{d}/m.json", "7", "--seeds", "0"),
+    ("--seeds", "--out", "{d}/m.json"),
+])
+def test_stray_words_after_variadic_seeds_are_usage_errors(args: tuple[str, ...], tmp_path: Path) -> None:
+    """Issue 16 (item 4): `--seeds 0 --out m.json 1 2` took 1 and 2 as seeds; now a stray word (or --seeds
+    without a value) is a usage error: exit 2, one line, nothing written."""
+    line = _one_line(_invoke("manifest", "build", *(a.replace("{d}", str(tmp_path)) for a in args)), 2)
+    assert "--seeds" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_seeds_still_take_several_values_and_negative_looking_ones_reach_the_parser(tmp_path: Path) -> None:
+    """`--seeds 0 1 2` still works anywhere among the options; `-1` is a value the seed parser refuses."""
+    ok = _invoke("manifest", "build", "--out", tmp_path / "m.json", "--seeds", "0", "1", "2")
+    assert ok.exit_code == 0 and "36 episodes" in ok.output
+    assert "'-1' is not a seed" in _one_line(_invoke("manifest", "build", "--seeds", "-1", "--out",
+                                                     tmp_path / "n.json"), 2)
+
+
+@pytest.mark.parametrize(("args", "option"), [
+    (("run", "--manifest", "m.json", "--policy", "greedy", "--model-id", "g", "--out", "o.json",
+      "--executor", "threads"), "--executor"),
+    (("stats", "a.json", "--groups", "scenarios"), "--groups"),
+    (("report", "a.json", "--order-by", "speed"), "--order-by"),
+    (("plot", "forest", "a.json", "--out", "f.png", "--metric", "speed"), "--metric"),
+])
+def test_fixed_sets_are_choices(args: tuple[str, ...], option: str, tmp_path: Path) -> None:
+    """Issue 16 (item 4): --executor accepted any string; every option taking a fixed set is a choice, so a
+    wrong value is a usage error naming the option and the choices."""
+    line = _one_line(_invoke(*args), 2)
+    assert option in line and "is not one of" in line
+
+
+def test_grouped_rates_takes_out_contract_and_the_hidden_output_alias(tmp_path: Path) -> None:
+    """Issue 16 (item 4): grouped-rates uses --out like every command (--output still works, hidden), and
+    takes the script's --contract, writing the committed contract."""
+    new = _invoke("grouped-rates", "--input", EXAMPLE / "input.json", "--out", tmp_path / "r.json",
+                  "--contract", tmp_path / "c.json")
+    old = _invoke("grouped-rates", "--input", EXAMPLE / "input.json", "--output", tmp_path / "r2.json")
+    assert new.exit_code == 0 and old.exit_code == 0, new.output + old.output
+    assert (tmp_path / "r.json").read_bytes() == (tmp_path / "r2.json").read_bytes() == (EXAMPLE / "report.json").read_bytes()
+    assert (tmp_path / "c.json").read_bytes() == (EXAMPLE / "contract.json").read_bytes()
+    assert "--output" not in _invoke("grouped-rates", "--help").output
+
+
+def test_grouped_rates_from_results_accepts_any_model_id(runs: Path, tmp_path: Path) -> None:
+    """Issue 16 (item 4): `--from-results` refused the model id 'rand om' that `run` accepts; now such an id
+    gets a derived arm id and stays, whole, in the declared matching."""
+    result = _invoke("grouped-rates", "--from-results", runs / "a.json", runs / "b.json", "--failure", "casualty",
+                     "--save-input", tmp_path / "in.json", "--out", tmp_path / "r.json")
+    assert result.exit_code == 0, result.output
+    document = json.loads((tmp_path / "in.json").read_text())
+    arm = document["arms"][1]
+    assert document["arms"][0] == "greedy" and arm.startswith("model-") and len(arm) == 22
+    assert document["matching"]["varied"]["per_arm"][arm] == "rand om"
+
+
+CHOICES = [
+    (0, None, None, ExecutorKind.LOCAL, "already done"),
+    (36, None, None, ExecutorKind.LOCAL, f"fewer than {LOCAL_BELOW}"),
+    (LOCAL_BELOW - 1, None, None, ExecutorKind.LOCAL, "fewer than"),
+    (LOCAL_BELOW, None, None, ExecutorKind.RAY, "or more"),
+    (0, ExecutorKind.RAY, None, ExecutorKind.RAY, "--executor ray"),
+    (10_000, ExecutorKind.LOCAL, "--address", ExecutorKind.LOCAL, "--executor local"),
+    (3, None, "--address", ExecutorKind.RAY, "--address given"),
+]
+
+
+@pytest.mark.parametrize(("pending", "requested", "asked", "kind", "reason"), CHOICES)
+def test_the_executor_is_chosen_by_the_work(pending: int, requested: ExecutorKind | None, asked: str | None,
+                                            kind: ExecutorKind, reason: str) -> None:
+    """Issue 16 (item 5): nothing or little left runs in process, much on Ray; --executor always wins and a
+    cluster option means Ray."""
+    choice = choose_executor(pending, requested=requested, cluster_asked=asked)
+    assert choice.kind is kind and reason in choice.reason
+
+
+def test_run_says_which_executor_and_why(runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 16 (item 5): without --executor a small run plays in process (Ray was started for 2 episodes);
+    rerunning a finished run starts nothing; the output says which executor and why."""
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    args = ("run", "--manifest", runs / "m.json", "--policy", "greedy", "--model-id", "greedy",
+            "--out", tmp_path / "o.json", "--store", tmp_path / "store")
+    first = _invoke(*args)
+    assert first.exit_code == 0, first.output
+    assert "executor: in process (2 episodes to play, fewer than" in first.output
+    assert "ray" not in sys.modules
+    again = _invoke(*args)
+    assert "(0 run now, 2 resumed)" in again.output and "executor: in process (every episode is already done)" in again.output
+
+
+def test_submit_without_its_extra_names_the_pip_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 16 (item E): without Ray's job-submission client, submit says what to install in one line."""
+    monkeypatch.setitem(sys.modules, "ray.job_submission", None)
+    line = _one_line(_invoke("submit", "--address", "http://127.0.0.1:1", "--", "suite", "list"), 1)
+    assert "pip install 'emberbench[submit]'" in line
