@@ -19,8 +19,9 @@ class Bar:
     Off a terminal, or with ``-q``, both do nothing.
     """
 
-    def __init__(self, description: str, unit: str, enabled: bool) -> None:
+    def __init__(self, description: str, unit: str, enabled: bool, console: Any = None) -> None:
         self.description, self.unit, self.enabled = description, unit, enabled
+        self._console = console  # a rich Console; None: one on stderr, made when first needed
         self._stack = contextlib.ExitStack()
         self._progress: Any = None
         self._status: Any = None
@@ -31,10 +32,9 @@ class Bar:
         if not self.enabled or self._progress is not None:
             return
         if self._status is None:
-            from rich.console import Console
             from rich.status import Status
 
-            self._status = Status(f"{self.description}: {text}", console=Console(stderr=True))
+            self._status = Status(f"{self.description}: {text}", console=self._stderr())
             self._status.start()
         else:
             self._status.update(f"{self.description}: {text}")
@@ -60,8 +60,14 @@ class Bar:
         self._end_status()
         self._stack.close()
 
+    def _stderr(self) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(stderr=True)
+        return self._console
+
     def _new_progress(self) -> Any:
-        from rich.console import Console
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn,
                                    TimeRemainingColumn)
         from rich.text import Text
@@ -77,7 +83,7 @@ class Bar:
 
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), RateColumn(),
                    TextColumn("left"), TimeRemainingColumn())
-        return Progress(*columns, console=Console(stderr=True))
+        return Progress(*columns, console=self._stderr())
 
 
 @contextlib.contextmanager
