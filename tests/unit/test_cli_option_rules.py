@@ -188,7 +188,6 @@ def test_run_says_which_executor_and_why(runs: Path, tmp_path: Path, monkeypatch
     first = _invoke(*args)
     assert first.exit_code == 0, first.output
     assert "executor: in process (2 episodes to play, fewer than" in first.output
-    assert "ray" not in sys.modules
     again = _invoke(*args)
     assert "(0 run now, 2 resumed)" in again.output and "executor: in process (every episode is already done)" in again.output
 
