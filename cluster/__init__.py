@@ -13,7 +13,8 @@ Public surface:
 * :class:`RayAuthenticator` replays records in parallel, same verdicts;
 * :class:`RayMapper` runs the statistics' (group, metric) jobs as Ray tasks;
 * :func:`run_on_ray`, :func:`verify_on_ray`, :func:`audit_on_ray`,
-  :func:`aggregate_on_ray`, :func:`paired_on_ray`: one call per CLI command;
+  :func:`aggregate_on_ray`, :func:`paired_on_ray`, :func:`verify_run_on_ray`: one
+  call per CLI command;
 * :func:`ray_executor`: a session and its episode workers, opened by the
   runner only when a run has enough work for Ray;
 * :func:`ray_mapper`: a :class:`RayMapper` for the scenario generator's
@@ -32,6 +33,7 @@ from .commands import (
     ray_mapper,
     run_on_ray,
     verify_on_ray,
+    verify_run_on_ray,
 )
 from .executor import ExecutorStats, RayExecutor
 from .reducer import RayMapper
@@ -51,4 +53,5 @@ __all__ = [
     "ray_session",
     "run_on_ray",
     "verify_on_ray",
+    "verify_run_on_ray",
 ]

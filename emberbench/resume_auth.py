@@ -62,7 +62,7 @@ def verify_stored(store: Any, suite: Suite, items: Iterable[StoredItem]) -> list
             if canonical_bytes(record) != raw:
                 raise RecordAuthenticationError(f"{where}: not in canonical JSON form", field="text")
             metrics = authenticate(record, suite)
-            _check_header(record, entry, where)
+            check_record_entry(record, entry, where)
         except (RecordAuthenticationError, CanonicalFormError) as exc:
             out.append((entry.index, INVALID, str(exc).encode(), 0))
             continue
@@ -70,7 +70,7 @@ def verify_stored(store: Any, suite: Suite, items: Iterable[StoredItem]) -> list
     return out
 
 
-def _check_header(record: dict[str, Any], entry: ManifestEntry, where: str) -> None:
+def check_record_entry(record: dict[str, Any], entry: ManifestEntry, where: str) -> None:
     """The (authenticated) record must be the one of ``entry``: same scenario id, scenario hash and seed."""
     header = record["header"]
     for name in ("scenario_id", "scenario_hash", "seed"):
@@ -90,5 +90,5 @@ def decode_items(rows: Iterable[list[Any]]) -> list[StoredItem]:
     return [(ManifestEntry(index, sid, shash, seed), digest) for index, sid, shash, seed, digest in rows]
 
 
-__all__ = ["CORRUPT", "INVALID", "MISSING", "OK", "StoredItem", "StoredVerdict", "decode_items", "encode_items",
-           "verify_stored"]
+__all__ = ["CORRUPT", "INVALID", "MISSING", "OK", "StoredItem", "StoredVerdict", "check_record_entry", "decode_items",
+           "encode_items", "verify_stored"]

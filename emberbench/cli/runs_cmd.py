@@ -1,0 +1,131 @@
+"""``emberbench runs ls|show|verify|export``: the run catalog of a store (see :mod:`emberbench.catalog`).
+
+A run is named by a short id: a unique prefix (at least 4 hex digits) of the
+64 hex digits of its name, as ``runs ls`` prints them.
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ._common import user_errors
+from .args import parse_output_file
+from .cluster_cmd import AddressOption, ParallelWorkersOption
+from .store_cmd import StoreOption, _open
+from .suite_cmd import SuiteOption
+
+RunIdArgument = Annotated[str, typer.Argument(metavar="ID", help="The run: a unique prefix (4 or more hex digits) of "
+                                                                 "its id, as `runs ls` shows it.")]
+PARTIAL_EXIT = 3
+"""Exit status of ``runs verify`` when the run is authenticated but incomplete (as ``verify``)."""
+
+
+class State(str, enum.Enum):
+    """The states a run may be in."""
+
+    running = "running"
+    complete = "complete"
+    failed = "failed"
+    interrupted = "interrupted"
+
+
+class Executor(str, enum.Enum):
+    """Where ``runs verify`` replays records."""
+
+    local = "local"
+    ray = "ray"
+
+
+def ls(
+    store_dir: StoreOption = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="Only runs of this model id (exact).")] = None,  # noqa: UP007
+    manifest: Annotated[Optional[str], typer.Option("--manifest", help="Only runs whose manifest hash starts with this hex.")] = None,  # noqa: UP007
+    state: Annotated[Optional[State], typer.Option("--state", help="Only runs in this state.")] = None,  # noqa: UP007
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document with full ids and every run-info field.")] = False,
+) -> None:
+    """List the runs of a store, one line each: id, model, policy, suite, done/scheduled, state, start date.
+
+    A run whose run-info cannot be read is listed as ``damaged`` with the
+    reason, and the listing goes on; the command then exits 1.
+    """
+    from ..catalog import catalog_json_rows, format_row, header_line, iter_catalog, run_names, short_id_length
+
+    st = _open(store_dir)
+    rows = iter_catalog(st, model=model, manifest=manifest, state=None if state is None else state.value)
+    damaged = 0
+
+    def counted(source):  # noqa: ANN001, ANN202 - a generator over rows
+        nonlocal damaged
+        for row in source:
+            damaged += row.info is None
+            yield row
+
+    if as_json:
+        for piece in catalog_json_rows(st, counted(rows)):
+            typer.echo(piece, nl=False)
+    else:
+        width = short_id_length(run_names(st))
+        typer.echo(header_line(width))
+        for row in counted(rows):
+            typer.echo(format_row(row, width))
+    if damaged:
+        raise typer.Exit(1)
+
+
+def show(run_id: RunIdArgument, store_dir: StoreOption = None) -> None:
+    """Print everything the store holds about one run: provenance, result ref, journal, last verification."""
+    from ..catalog import describe, show_run
+
+    for line in describe(show_run(_open(store_dir), run_id)):
+        typer.echo(line)
+
+
+def verify(
+    run_id: RunIdArgument,
+    store_dir: StoreOption = None,
+    executor: Annotated[Executor, typer.Option("--executor", help="local (in this process) or ray (parallel replay on Ray workers).")] = Executor.local,
+    workers: ParallelWorkersOption = None,
+    address: AddressOption = None,
+    suite: SuiteOption = None,
+) -> None:
+    """Replay-authenticate a run from the store and record the verdict; exit 0 ok, 3 partial, 1 failed."""
+    from ..catalog_verify import verify_run
+    from ..suite import load_suite
+    from .cluster_cmd import replay_on_ray, resolve_address
+
+    st, s = _open(store_dir), load_suite(suite)
+    if executor is Executor.ray or replay_on_ray(workers, address):
+        from emberbench.cluster import verify_run_on_ray
+
+        done = verify_run_on_ray(st, run_id, s, workers=workers, address=resolve_address(address))
+    else:
+        done = verify_run(st, run_id, s)
+    typer.echo(f"{done.verdict}: run {done.run}: {done.detail} (recorded)")
+    if done.verdict != "ok":
+        raise typer.Exit(PARTIAL_EXIT if done.verdict == "partial" else 1)
+
+
+def export(
+    run_id: RunIdArgument,
+    out: Annotated[Path, typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Result artifact file to write.")],
+    store_dir: StoreOption = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")] = False,
+) -> None:
+    """Write a run's result artifact, byte for byte as stored (each piece proven before it is written)."""
+    from ..catalog import export_run
+
+    run, key = export_run(_open(store_dir), run_id, out, force=force)
+    typer.echo(f"{out}: result of run {run} (sha256 {key})")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``runs`` command group to ``app``."""
+    runs_app = typer.Typer(name="runs", help="The run catalog of a store: list, show, verify, export runs.",
+                           no_args_is_help=True)
+    for func in (ls, show, verify, export):
+        runs_app.command(func.__name__)(user_errors(func))
+    app.add_typer(runs_app, name="runs")
