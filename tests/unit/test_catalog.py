@@ -1,0 +1,200 @@
+"""The run catalog (`emberbench runs ...`): listing, short ids, show, verify, export, on a local and an S3 store."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from emberbench.catalog import fit, format_row, iter_catalog, resolve_run, short_id_length
+from emberbench.errors import StoreUsageError
+from emberbench.run_info import read_run_info, run_info_ref
+from emberbench.runner import run_evaluation
+from emberbench.store_runner import open_store
+from tests.run_support import invoke, small_manifest, tamper_metric
+from tests.schema_check import registry_validator
+
+H = "0123456789abcdef" * 4
+
+
+@pytest.mark.parametrize(("ids", "minimum", "expected"), [
+    ([], 8, 8),
+    (["run-" + H], 8, 8),
+    (["run-" + H, "run-" + "f" + H[1:]], 8, 8),
+    (["run-" + H, "run-" + H[:9] + "f" + H[10:]], 8, 10),
+    (["run-" + H, "run-" + H[:63] + "0"], 4, 64),
+])
+def test_short_id_length_tells_every_run_apart(ids, minimum, expected) -> None:  # noqa: ANN001
+    """The display length is the minimum, or one more than the longest shared prefix."""
+    assert short_id_length(ids, minimum) == expected
+
+
+@pytest.mark.parametrize(("text", "columns", "keep_end", "expected"), [
+    ("alpha", 8, False, "alpha   "),
+    ("emberbench-v1-public", 12, False, "emberbench-~"),
+    ("emberbench-v1-public", 12, True, "~h-v1-public"),
+    ("模型模型模型", 7, False, "模型模~"),
+    ("模型模型模型", 8, False, "模型模~ "),
+    ("e\u0301t\u00e9", 4, False, "e\u0301t\u00e9 "),
+])
+def test_fit_counts_terminal_columns(text, columns, keep_end, expected) -> None:  # noqa: ANN001
+    """Cells are cut by terminal width (wide characters count two, combining marks none)."""
+    assert fit(text, columns, keep_end=keep_end) == expected
+
+
+@pytest.fixture(params=["local", "s3"])
+def two_runs(request, tmp_path, suite):  # noqa: ANN001
+    """A store holding two complete runs (greedy as 'alpha', random under a long model id); their outputs."""
+    locator = str(tmp_path / "s") if request.param == "local" else request.getfixturevalue("s3_locator")
+    store = open_store(locator)
+    manifest = small_manifest(suite)
+    outs = {}
+    for policy, model in (("greedy", "alpha"), ("random", "a-very-long-model-id-" + "x" * 40)):
+        outs[model] = tmp_path / f"{policy}.json"
+        run_evaluation(manifest, suite, policy, model, outs[model], store=store)
+    yield request.param, locator, store, outs
+    store.close()
+
+
+def _cli(*args: str):  # noqa: ANN202
+    return invoke("runs", *args)
+
+
+def test_ls_lines_fit_80_columns_and_json_matches_its_schema(two_runs) -> None:  # noqa: ANN001
+    """`runs ls`: a header and one line per run within 80 columns; --json has full ids and validates."""
+    _, locator, store, outs = two_runs
+    listing = _cli("ls", "--store", locator)
+    assert listing.exit_code == 0, listing.output
+    lines = listing.output.splitlines()
+    assert len(lines) == 3 and lines[0].startswith("ID ")
+    assert all(len(line) <= 80 for line in lines), lines
+    assert "alpha" in lines[1] + lines[2] and "complete" in lines[1] and "4/4" in lines[2]
+    document = json.loads(_cli("ls", "--store", locator, "--json").output)
+    registry_validator("run-catalog").validate(document)
+    assert document["store"] == store.locator
+    assert sorted(r["info"]["model_id"] for r in document["runs"]) == sorted(outs)
+    assert all(len(r["id"]) == 64 and r["run"] == "run-" + r["id"] for r in document["runs"])
+
+
+def test_filters_select_runs(two_runs) -> None:  # noqa: ANN001
+    """--model, --manifest (a hash prefix) and --state keep only the matching runs."""
+    _, _, store, _ = two_runs
+    assert [r.info.model_id for r in iter_catalog(store, model="alpha")] == ["alpha"]
+    manifest_hash = next(iter_catalog(store)).info.manifest_hash
+    assert len(list(iter_catalog(store, manifest=manifest_hash[:6]))) == 2
+    assert list(iter_catalog(store, manifest="0" * 64 if manifest_hash[0] != "0" else "f" * 64)) == []
+    assert list(iter_catalog(store, state="running")) == []
+    with pytest.raises(StoreUsageError, match="state must be one of"):
+        list(iter_catalog(store, state="done"))
+
+
+def test_damaged_run_info_is_listed_and_the_listing_goes_on(two_runs) -> None:  # noqa: ANN001
+    """A run-info that is not JSON gives a `damaged` line (exit 1); the other run is still listed."""
+    _, locator, store, _ = two_runs
+    first = sorted(store.journal_names())[0]
+    store.refs.set(run_info_ref(first), store.put(b"not json at all"))
+    listing = _cli("ls", "--store", locator)
+    assert listing.exit_code == 1
+    lines = listing.output.splitlines()
+    assert len(lines) == 3 and all(len(line) <= 80 for line in lines)
+    assert lines[1].startswith(first[4:12] + " damaged: ") and "complete" in lines[2]
+    document = json.loads(_cli("ls", "--store", locator, "--json").output)
+    assert document["runs"][0]["info"] is None and "not valid JSON" in document["runs"][0]["damage"]
+
+
+def test_short_ids_resolve_uniquely_and_ambiguity_lists_candidates(two_runs) -> None:  # noqa: ANN001
+    """A unique prefix names a run; a shared prefix is refused in one line naming the candidates."""
+    _, locator, store, _ = two_runs
+    name = sorted(store.journal_names())[0]
+    assert resolve_run(store, name[4:8]) == name and resolve_run(store, name) == name
+    key = store.put(b"{}")
+    twins = [f"run-abcd{c * 60}" for c in "01"]
+    for twin in twins:
+        store.refs.set(run_info_ref(twin), key)
+    with pytest.raises(StoreUsageError, match=r"run id abcd is ambiguous: it starts 2 runs \(abcd0, abcd1\)"):
+        resolve_run(store, "abcd")
+    assert resolve_run(store, "abcd1") == twins[1]
+    for bad, message in (("abc", "at least 4 hex digits"), ("ABCD", "lowercase hex"), ("eeee", "no run")):
+        result = _cli("show", bad, "--store", locator)
+        assert result.exit_code == 1 and message in result.output and len(result.output.splitlines()) == 1
+
+
+def test_show_verify_and_export(two_runs, tmp_path) -> None:  # noqa: ANN001
+    """show names the result ref; verify records `ok`; export writes the artifact byte for byte (no overwrite)."""
+    _, locator, store, outs = two_runs
+    alpha = next(r for r in iter_catalog(store) if r.info.model_id == "alpha")
+    shown = _cli("show", alpha.hex_id[:6], "--store", locator).output
+    assert f"result ref: results/{alpha.run} -> {alpha.info.result}" in shown and "verification: never" in shown
+    checked = _cli("verify", alpha.hex_id[:6], "--store", locator)
+    assert checked.exit_code == 0 and checked.output.startswith("ok: ") and "4/4 episodes" in checked.output
+    info = read_run_info(store, alpha.run)
+    assert info.verification.verdict == "ok" and info.state == "complete"
+    assert "verification: ok at " in _cli("show", alpha.hex_id[:6], "--store", locator).output
+    out = tmp_path / "exported.json"
+    assert _cli("export", alpha.hex_id[:6], "--out", out, "--store", locator).exit_code == 0
+    assert out.read_bytes() == outs["alpha"].read_bytes()
+    again = _cli("export", alpha.hex_id[:6], "--out", out, "--store", locator)
+    assert again.exit_code == 1 and "use --force" in again.output
+    assert _cli("export", alpha.hex_id[:6], "--out", out, "--store", locator, "--force").exit_code == 0
+
+
+def _overwrite_object(backend_name: str, store, key: str, data: bytes) -> None:  # noqa: ANN001
+    """Replace the stored frame of ``key`` with ``data`` behind the store's back (file, or S3 put)."""
+    if backend_name == "local":
+        path = store.layout.object_path(key)
+        path.unlink()
+        path.write_bytes(data)
+    else:
+        b = store.backend
+        b.client.put_object(Bucket=b.bucket, Key=f"{b.prefix}objects/{key[:2]}/{key[2:]}", Body=data)
+
+
+def _frame(backend_name: str, store, key: str) -> bytes:  # noqa: ANN001
+    if backend_name == "local":
+        return store.layout.object_path(key).read_bytes()
+    b = store.backend
+    return b.client.get_object(Bucket=b.bucket, Key=f"{b.prefix}objects/{key[:2]}/{key[2:]}")["Body"].read()
+
+
+def test_verify_fails_on_a_flipped_bit_and_on_a_result_that_does_not_replay(two_runs, tmp_path) -> None:  # noqa: ANN001
+    """A corrupt stored result, and a well-stored result with a changed metric, are `failed` (exit 1), recorded."""
+    backend_name, locator, store, outs = two_runs
+    alpha = next(r for r in iter_catalog(store) if r.info.model_id == "alpha")
+    frame = bytearray(_frame(backend_name, store, alpha.info.result))
+    frame[-5] ^= 0x01
+    _overwrite_object(backend_name, store, alpha.info.result, bytes(frame))
+    failed = _cli("verify", alpha.hex_id[:6], "--store", locator)
+    assert failed.exit_code == 1 and failed.output.startswith("failed: ")
+    assert read_run_info(store, alpha.run).verification.verdict == "failed"
+    tamper_metric(outs["alpha"])
+    store.refs.set(f"results/{alpha.run}", store.put(outs["alpha"].read_bytes()))
+    replayed = _cli("verify", alpha.hex_id[:6], "--store", locator)
+    assert replayed.exit_code == 1 and "stored metrics differ" in replayed.output
+
+
+class _StopsAtThird:
+    """A policy factory that plays greedy twice, then raises (a run that stops after 2 episodes)."""
+
+    def __init__(self) -> None:
+        from emberbench.policies.spec import resolve_policy
+
+        self.inner, self.calls = resolve_policy("greedy"), 0
+
+    def __call__(self):  # noqa: ANN204
+        self.calls += 1
+        if self.calls > 2:
+            raise RuntimeError("stop")
+        return self.inner()
+
+
+def test_verify_of_an_unfinished_run_replays_its_journal_and_is_partial(tmp_path, suite, request) -> None:  # noqa: ANN001
+    """A failed run has no stored result: its journaled records are replayed; verdict partial, exit 3."""
+    store = open_store(tmp_path / "s")
+    with pytest.raises(RuntimeError, match="stop"):
+        run_evaluation(small_manifest(suite), suite, _StopsAtThird(), "half", tmp_path / "h.json", store=store,
+                       policy_spec="greedy")
+    (row,) = iter_catalog(store)
+    assert row.info.state == "failed" and row.info.episodes_done == 2
+    result = _cli("verify", row.hex_id[:8], "--store", tmp_path / "s")
+    assert result.exit_code == 3, result.output
+    assert "partial: " in result.output and "2/4 journaled episodes" in result.output
+    assert read_run_info(store, row.run).verification.verdict == "partial"
