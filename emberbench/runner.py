@@ -98,12 +98,12 @@ class InProcessExecutor:
         self.store = store
 
     def run(self, tasks: Sequence[ManifestEntry]) -> Iterator[EpisodeOutcome]:
-        for entry in tasks:
-            outcome, record_bytes = play_to_outcome(self.suite, entry, self.factory)
-            if self.store is not None:
-                self.store.put(record_bytes, key=outcome.record_digest)
-                outcome = EpisodeOutcome(outcome.index, outcome.record_digest, None, outcome.metrics_bytes)
-            yield outcome
+        played = (play_to_outcome(self.suite, entry, self.factory) for entry in tasks)
+        if self.store is None:
+            for outcome, _ in played:
+                yield outcome
+            return
+        yield from stored_behind(self.store, played)
 
     def authenticate_records(self, records: list[dict[str, Any]], suite: Suite) -> list[Any]:
         """Replay records in process (the result loader's authenticator)."""
@@ -114,6 +114,55 @@ class InProcessExecutor:
         from .resume_auth import verify_stored
 
         return None if self.store is None else verify_stored(self.store, self.suite, items)
+
+
+PUTS_AHEAD = 4
+"""Record puts a store-backed in-process run keeps in flight while the next episodes play."""
+PUT_BYTES_AHEAD = 64 << 20
+"""Record bytes those puts may hold at once (a bound on the memory they take)."""
+
+
+def stored_behind(store: Any, played: Iterator[tuple[EpisodeOutcome, bytes]]) -> Iterator[EpisodeOutcome]:
+    """Put each played record into ``store`` on a small thread pool; yield its outcome once the put returned.
+
+    The next episodes play while earlier records travel (an S3 put is a round
+    trip), with at most :data:`PUTS_AHEAD` puts and :data:`PUT_BYTES_AHEAD`
+    bytes in flight. Outcomes come in play order, each only after its record
+    is durable, so nothing references a record before it is stored. When
+    playing raises an Exception (a policy's error), the episodes played
+    before it are still stored and yielded, then the error propagates.
+    """
+    import collections
+    from concurrent.futures import ThreadPoolExecutor
+
+    pending: collections.deque[tuple[EpisodeOutcome, Any, int]] = collections.deque()
+    in_flight = 0
+
+    def finish() -> EpisodeOutcome:
+        nonlocal in_flight
+        outcome, put, size = pending.popleft()
+        put.result()
+        in_flight -= size
+        return EpisodeOutcome(outcome.index, outcome.record_digest, None, outcome.metrics_bytes)
+
+    error: Exception | None = None
+    with ThreadPoolExecutor(max_workers=PUTS_AHEAD, thread_name_prefix="emberbench-put") as pool:
+        while True:
+            try:
+                outcome, record = next(played)
+            except StopIteration:
+                break
+            except Exception as exc:  # noqa: BLE001 - re-raised below, after the episodes before it
+                error = exc
+                break
+            pending.append((outcome, pool.submit(store.put, record, key=outcome.record_digest), len(record)))
+            in_flight += len(record)
+            while len(pending) > PUTS_AHEAD or in_flight > PUT_BYTES_AHEAD:
+                yield finish()
+        while pending:
+            yield finish()
+    if error is not None:
+        raise error
 
 
 @dataclass(frozen=True, slots=True)

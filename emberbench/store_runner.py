@@ -1,8 +1,10 @@
 """Running with the content-addressed store: records stored once, completions journaled.
 
 Each finished episode costs one record object (written once, keyed by its
-SHA-256, which is the artifact's ``record_digest``) and one small fsynced
-journal entry ``{"index", "digest"}``. The journal starts with a header (policy
+SHA-256, which is the artifact's ``record_digest``) and one small journal
+entry ``{"index", "digest"}``; entries are written in batches (at most
+:data:`JOURNAL_BATCH` episodes or :data:`JOURNAL_SECONDS` apart, see
+:meth:`StoreSink.flush_journal`), each batch durable in one write. The journal starts with a header (policy
 spec, EMBERBench version, start time; :mod:`emberbench.run_info`) and the
 run's provenance lives in a run-info object under ``runs/<journal name>``.
 
@@ -49,6 +51,9 @@ from .store_adopt import adopt_artifact, verify_journaled
 
 CHECKPOINT_BUDGET = 0.25
 """Time checkpoints of one run together write at most this fraction of the projected final artifact."""
+JOURNAL_BATCH = 64
+JOURNAL_SECONDS = 1.0
+"""Episode entries wait for at most JOURNAL_BATCH episodes or JOURNAL_SECONDS, then go in one journal write."""
 
 NOT_DONE, DONE, REGENERATE = 0, 1, 2
 
@@ -126,6 +131,8 @@ class StoreSink:
         except BaseException:
             self.journal.close()
             raise
+        self._pending: list[tuple[dict[str, Any], list[str]]] = []  # journal entries not yet written
+        self._flushed = time.monotonic()
         self._spent = 0
         self._header_size = -1
         self._last = time.monotonic()
@@ -262,12 +269,28 @@ class StoreSink:
         else:
             size = self.store.size(digest)
         if expected is None:
-            self.journal.append({"index": index, "digest": digest}, keys=[digest])
+            self._pending.append(({"index": index, "digest": digest}, [digest]))
         else:
             self.regenerated += 1
         self.mark_done(index, digest, outcome.metrics_bytes, size)
+        if len(self._pending) >= JOURNAL_BATCH or time.monotonic() - self._flushed >= JOURNAL_SECONDS:
+            self.flush_journal()
         self._since += 1
         self._checkpoint_if_due()
+
+    def flush_journal(self) -> None:
+        """Write the pending episode entries to the journal in one durable append.
+
+        Runs before anything else says an episode is done (an artifact
+        checkpoint, a run-info update, the final result), so those never get
+        ahead of the journal. Between flushes, a crash loses at most the
+        pending entries: their records are already stored, and a resume plays
+        those episodes again (same records, same keys).
+        """
+        if self._pending:
+            self.journal.append_many(self._pending)
+            self._pending = []
+        self._flushed = time.monotonic()
 
     def _checkpoint_if_due(self) -> None:
         if self.every > 0 and self._since >= self.every:
@@ -276,6 +299,7 @@ class StoreSink:
         if self.seconds <= 0 or time.monotonic() - self._last < self.seconds:
             return
         self._last = time.monotonic()
+        self.flush_journal()
         write_run_info(self.store, self.info.replace(episodes_done=self.count))
         size = self._artifact_size()
         projected = size + (len(self.manifest.episodes) - self.count) * (size / max(1, self.count))
@@ -292,19 +316,23 @@ class StoreSink:
     def _chunks(self) -> Iterator[bytes]:
         from emberbench.store import IntegrityError, ObjectNotFoundError
 
+        done = (index for index, state in enumerate(self.state) if state == DONE)
+        # Reads run a few ahead (S3 round trips overlap); each is checked when its turn comes.
+        records = self.store.get_many(self.digests[32 * i:32 * i + 32].hex() for i in done)
         for index, state in enumerate(self.state):
             if state != DONE:
                 continue
             digest = self.digests[32 * index:32 * index + 32].hex()
             try:
-                record = self.store.get(digest)
+                record = next(records)
             except (IntegrityError, ObjectNotFoundError) as exc:
                 raise RunIntegrityError(f"integrity error: while writing {self.out}: {exc} (store {store_name(self.store)})"
                                         f"; run the same command again to regenerate it", subject=digest) from None
             yield episode_chunk(self.manifest.episodes[index], record, digest, self._unpack(self.metrics[index] or b""))
 
     def _write_artifact(self) -> int:
-        """Write the artifact atomically; return its size."""
+        """Write the artifact atomically (after the journal); return its size."""
+        self.flush_journal()
         sha = hashlib.sha256()
         size = 0
 
@@ -324,6 +352,7 @@ class StoreSink:
     def close(self, error: BaseException | None = None) -> None:
         """Write the final artifact (if it changed); finish the run when complete; record the run's state."""
         try:
+            self.flush_journal()
             complete = self.count == len(self.manifest.episodes)
             result = self._finished_result()
             if not isinstance(error, RunIntegrityError):  # after a failed check, leave every file as it is

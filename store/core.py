@@ -28,6 +28,7 @@ import collections
 import contextlib
 import os
 import secrets
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,9 @@ class Store:
         # Keys this store put under the writer lease it still holds without a
         # gap (S3): gc cannot have deleted them since, so a journal entry or a
         # ref may reference them without asking the service again.
-        self._fresh: collections.OrderedDict[str, int] = collections.OrderedDict()
+        # Each maps to (lease epoch, raw length): the length spares a request in size().
+        self._fresh: collections.OrderedDict[str, tuple[int, int]] = collections.OrderedDict()
+        self._fresh_lock = threading.Lock()  # puts may run on several threads (a pipelined executor)
 
     @classmethod
     def open(cls, locator: str | os.PathLike[str], *, create: bool = False, codec: Codec = DEFAULT_CODEC) -> Store:
@@ -130,16 +133,17 @@ class Store:
                 self.backend.touch_object(actual)
                 return actual
             self._install(actual, encode_frame(data, actual, chosen), data)
-            self._remember(actual)
+            self._remember(actual, len(data))
         return actual
 
-    def _remember(self, key: str) -> None:
+    def _remember(self, key: str, raw_length: int) -> None:
         epoch = getattr(self.backend, "writer_epoch", None)
         if epoch is not None:
-            self._fresh[key] = epoch()
-            self._fresh.move_to_end(key)
-            while len(self._fresh) > _FRESH_KEYS:
-                self._fresh.popitem(last=False)
+            with self._fresh_lock:
+                self._fresh[key] = (epoch(), raw_length)
+                self._fresh.move_to_end(key)
+                while len(self._fresh) > _FRESH_KEYS:
+                    self._fresh.popitem(last=False)
 
     def put_file(self, path: str | os.PathLike[str], *, key: str | None = None, codec: Codec | None = None) -> str:
         """Store the content of a file in pieces (never whole in memory); returns its key.
@@ -170,7 +174,7 @@ class Store:
                     self.backend.touch_object(actual)
                     return actual
                 self._install(actual, spool, None)
-                self._remember(actual)
+                self._remember(actual, spooler.raw_length)
             return actual
         finally:
             spooler.close()
@@ -339,8 +343,16 @@ class Store:
 
     def _is_fresh(self, key: str) -> bool:
         """Put by this store under the writer lease it still holds without a gap (so gc cannot have deleted it)."""
+        return self._fresh_length(key) is not None
+
+    def _fresh_length(self, key: str) -> int | None:
+        """The raw length of ``key`` if it is fresh (see :meth:`_is_fresh`), else None."""
         epoch = getattr(self.backend, "writer_epoch", None)
-        return epoch is not None and self._fresh.get(key, -2) == epoch()
+        if epoch is None:
+            return None
+        with self._fresh_lock:
+            found = self._fresh.get(key)
+        return found[1] if found is not None and found[0] == epoch() else None
 
     __contains__ = has
 
@@ -366,6 +378,9 @@ class Store:
             ObjectNotFoundError / IntegrityError: missing, or bad header.
         """
         validate_key(key)
+        known = self._fresh_length(key)
+        if known is not None:  # put by this store moments ago: no round trip (S3)
+            return known
         reader, _ = self.backend.open_object(key)
         try:
             header = read_exact(reader, HEADER_LENGTH)
