@@ -50,6 +50,8 @@ DEFAULT_MAX_IN_FLIGHT = 2
 DEFAULT_TARGET_CALL_SECONDS = 0.05
 DEFAULT_MAX_BATCH = 64
 DEFAULT_STALL_SECONDS = 300.0
+RELEASE_SECONDS = 10.0
+"""How long closing waits for the workers to release their stores before stopping them."""
 _WAIT_SECONDS = 0.5
 _MAX_PROBE_FAILURES = 10
 
@@ -158,7 +160,12 @@ class RayExecutor:
             raise ClusterError(f"an episode worker failed to start: {_first_line(exc)}") from None
 
     def close(self) -> None:
-        """Stop every worker (no restart)."""
+        """Release every worker's store (its S3 leases), then stop the workers (no restart)."""
+        if self._slots and self.store_root is not None:
+            try:
+                self._ray.get([slot.actor.release.remote() for slot in self._slots], timeout=RELEASE_SECONDS)
+            except Exception:  # noqa: BLE001, S110 - a dead or stuck worker's lease simply expires
+                pass
         for slot in self._slots:
             try:
                 self._ray.kill(slot.actor, no_restart=True)

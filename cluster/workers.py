@@ -121,6 +121,16 @@ class EpisodeWorker:
         """Replay the records of a resumed run's artifact on this worker (see :func:`authenticate_parsed`)."""
         return authenticate_parsed(self._suite(suite_hash, suite_holder), positions, records)
 
+    def release(self) -> None:
+        """Close this worker's store before the worker is stopped.
+
+        An S3 store deletes the worker's writer lease here; a killed actor
+        runs no exit handlers, so without this its lease would stay until it
+        expires and a gc would wait for it.
+        """
+        if self.store is not None:
+            self.store.close()
+
     def where(self) -> tuple[int, str]:
         """This worker's process id and Ray node id (used by fault tests and reports)."""
         return os.getpid(), self.node_id

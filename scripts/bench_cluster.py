@@ -86,7 +86,7 @@ def main() -> None:
             by_workers: dict[int, float] = {}
             for workers in (1, 2):
                 store = open_store(base / f"st-ray{workers}")
-                ex = RayExecutor(suite, args.policy, workers=workers, store_root=store.root)
+                ex = RayExecutor(suite, args.policy, workers=workers, store_root=store.locator)
                 start_s, _ = timed(ex.start)
                 try:
                     run_s, _ = timed(lambda w=workers, ex=ex, store=store: run_evaluation(

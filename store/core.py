@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .backend import Backend
-from .errors import IntegrityError, KeyMismatchError, ObjectNotFoundError, StoreIOError
+from .errors import IntegrityError, KeyMismatchError, NotLocalStoreError, ObjectNotFoundError, StoreIOError
 from .frame import HEADER_LENGTH, Codec, decode_frame, encode_frame, parse_header
 from .journal import JournalState, JournalWriter, parse
 from .keys import key_of, validate_key
@@ -91,13 +91,27 @@ class Store:
 
     @property
     def root(self) -> Path:
-        """The folder of a local store (AttributeError on other backends)."""
-        return self.backend.root  # type: ignore[attr-defined, no-any-return]
+        """The folder of a local store.
+
+        Raises:
+            NotLocalStoreError: the store is on another backend (also an AttributeError).
+        """
+        return self._local("root")  # type: ignore[no-any-return]
 
     @property
     def layout(self) -> Any:
-        """The paths of a local store (AttributeError on other backends)."""
-        return self.backend.layout  # type: ignore[attr-defined]
+        """The paths of a local store.
+
+        Raises:
+            NotLocalStoreError: the store is on another backend (also an AttributeError).
+        """
+        return self._local("layout")
+
+    def _local(self, what: str) -> Any:
+        try:
+            return getattr(self.backend, what)
+        except AttributeError:
+            raise NotLocalStoreError(self.locator, f"{what} (a local store's folder)") from None
 
     def close(self) -> None:
         """Release what the backend holds (S3 leases). The store may be used again afterwards."""

@@ -179,3 +179,16 @@ class LocatorError(StoreError, ValueError):
         self.locator = locator
         self.reason = reason
 
+
+
+class NotLocalStoreError(StoreError, AttributeError):
+    """A local-folder-only property (``root``, ``layout``) was asked of a store on another backend.
+
+    It is an ``AttributeError`` too, so ``getattr(store, "root", None)`` still
+    answers None for an S3 store.
+    """
+
+    def __init__(self, locator: str, what: str) -> None:
+        super().__init__(f"store {locator} is not a local folder: it has no {what} (use its locator)")
+        self.locator = locator
+        self.what = what

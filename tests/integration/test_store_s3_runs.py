@@ -35,6 +35,9 @@ def test_two_ray_workers_writing_to_s3_match_the_local_run(ray_cluster, suite, d
     assert state.finished and len(episodes) == len(dev_manifest.episodes)
     assert fsck(store, verify_data=True, connectivity=True).ok
     store.close()
+    b = store.backend  # issue 14: the workers' writer leases went with the run, not 5 minutes later
+    leases = b.client.list_objects_v2(Bucket=b.bucket, Prefix=f"{b.prefix}leases/").get("Contents", [])
+    assert [item["Key"] for item in leases] == []
 
 
 @pytest.mark.slow

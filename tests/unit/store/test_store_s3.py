@@ -232,3 +232,16 @@ def test_idle_journal_writer_reclaims_its_lease(s3_locator: str, monkeypatch: py
     monkeypatch.undo()
     journal.close()
     assert [e.data["index"] for e in st.read_journal("run").entries] == [0, 1]
+
+
+def test_root_and_layout_of_an_s3_store_raise_a_store_error(s3_locator: str) -> None:
+    """Issue 14: `root`/`layout` of an S3 store is a one-line StoreError naming the store, not a bare AttributeError."""
+    from emberbench.store import NotLocalStoreError, StoreError
+
+    st = open_store(s3_locator, create=True)
+    for what in ("root", "layout"):
+        with pytest.raises(StoreError, match=r"is not a local folder: it has no " + what) as info:
+            getattr(st, what)
+        assert isinstance(info.value, NotLocalStoreError) and st.locator in str(info.value)
+    assert getattr(st, "root", None) is None  # still an AttributeError for getattr with a default
+    st.close()
