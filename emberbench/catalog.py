@@ -115,7 +115,7 @@ def read_row(store: Any, run: str) -> CatalogRow:
 
 
 def iter_catalog(store: Any, *, model: str | None = None, manifest: str | None = None,
-                 state: str | None = None) -> Iterator[CatalogRow]:
+                 state: str | None = None, names: list[str] | None = None) -> Iterator[CatalogRow]:
     """One row per run, in name order, keeping those that match every filter given.
 
     Args:
@@ -123,6 +123,7 @@ def iter_catalog(store: Any, *, model: str | None = None, manifest: str | None =
         model: keep runs of exactly this model id.
         manifest: keep runs whose manifest hash starts with this (lowercase hex).
         state: keep runs in this state (one of :data:`emberbench.run_info.STATES`).
+        names: the store's :func:`run_names`, if the caller has them already.
 
     A damaged row cannot be matched against the filters; it is always kept,
     so that no filter hides damage.
@@ -135,7 +136,7 @@ def iter_catalog(store: Any, *, model: str | None = None, manifest: str | None =
         raise StoreUsageError(f"state must be one of {', '.join(STATES)}, got {state!r}")
     if manifest is not None and not _HEX_RE.fullmatch(manifest):
         raise StoreUsageError(f"--manifest must be (a prefix of) a lowercase hex manifest hash, got {manifest!r}")
-    for run in run_names(store):
+    for run in run_names(store) if names is None else names:
         row = read_row(store, run)
         info = row.info
         if info is not None and (

@@ -55,7 +55,9 @@ def ls(
     from ..catalog import catalog_json_rows, format_row, header_line, iter_catalog, run_names, short_id_length
 
     st = _open(store_dir)
-    rows = iter_catalog(st, model=model, manifest=manifest, state=None if state is None else state.value)
+    names = run_names(st)
+    rows = iter_catalog(st, model=model, manifest=manifest, state=None if state is None else state.value,
+                        names=names)
     damaged = 0
 
     def counted(source):  # noqa: ANN001, ANN202 - a generator over rows
@@ -68,7 +70,7 @@ def ls(
         for piece in catalog_json_rows(st, counted(rows)):
             typer.echo(piece, nl=False)
     else:
-        width = short_id_length(run_names(st))
+        width = short_id_length(names)
         typer.echo(header_line(width))
         for row in counted(rows):
             typer.echo(format_row(row, width))
