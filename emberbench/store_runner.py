@@ -2,7 +2,8 @@
 
 Each finished episode costs one record object (written once, keyed by its
 SHA-256, which is the artifact's ``record_digest``) and one small journal
-entry ``{"index", "digest"}``; entries are written in batches (at most
+entry ``{"index", "digest"}``: fsynced at once on a local store; on S3, where
+each write is a request and a segment object, written in batches (at most
 :data:`JOURNAL_BATCH` episodes or :data:`JOURNAL_SECONDS` apart, see
 :meth:`StoreSink.flush_journal`), each batch durable in one write. The journal starts with a header (policy
 spec, EMBERBench version, start time; :mod:`emberbench.run_info`) and the
@@ -53,7 +54,8 @@ CHECKPOINT_BUDGET = 0.25
 """Time checkpoints of one run together write at most this fraction of the projected final artifact."""
 JOURNAL_BATCH = 64
 JOURNAL_SECONDS = 1.0
-"""Episode entries wait for at most JOURNAL_BATCH episodes or JOURNAL_SECONDS, then go in one journal write."""
+"""On a remote store (S3), episode entries wait for at most JOURNAL_BATCH episodes or JOURNAL_SECONDS, then go
+in one journal write; on a local store each is written (and fsynced) at once."""
 
 NOT_DONE, DONE, REGENERATE = 0, 1, 2
 
@@ -132,6 +134,7 @@ class StoreSink:
             self.journal.close()
             raise
         self._pending: list[tuple[dict[str, Any], list[str]]] = []  # journal entries not yet written
+        self._batch = JOURNAL_BATCH if getattr(getattr(store, "backend", None), "remote", False) else 1
         self._flushed = time.monotonic()
         self._spent = 0
         self._header_size = -1
@@ -273,7 +276,7 @@ class StoreSink:
         else:
             self.regenerated += 1
         self.mark_done(index, digest, outcome.metrics_bytes, size)
-        if len(self._pending) >= JOURNAL_BATCH or time.monotonic() - self._flushed >= JOURNAL_SECONDS:
+        if len(self._pending) >= self._batch or time.monotonic() - self._flushed >= JOURNAL_SECONDS:
             self.flush_journal()
         self._since += 1
         self._checkpoint_if_due()
@@ -283,9 +286,10 @@ class StoreSink:
 
         Runs before anything else says an episode is done (an artifact
         checkpoint, a run-info update, the final result), so those never get
-        ahead of the journal. Between flushes, a crash loses at most the
-        pending entries: their records are already stored, and a resume plays
-        those episodes again (same records, same keys).
+        ahead of the journal. On S3, between flushes, a crash loses at most
+        the pending entries: their records are already stored, and a resume
+        plays those episodes again (same records, same keys). On a local
+        store every entry is flushed as it comes.
         """
         if self._pending:
             self.journal.append_many(self._pending)

@@ -56,6 +56,8 @@ class Backend(abc.ABC):
 
     #: A string that reopens this store from any machine (no secrets in it).
     locator: str
+    #: Whether each request is a network round trip (callers may batch small writes).
+    remote: bool = False
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release what the backend holds (leases, connections). Idempotent."""

@@ -61,6 +61,7 @@ class S3Backend(Backend):
     """A store under one S3 prefix. See the module docstring."""
 
     probe_first = False  # create first: most puts are of new objects, and a PUT is one request
+    remote = True
 
     def __init__(self, loc: S3Locator, client: Any) -> None:
         self.client = client
