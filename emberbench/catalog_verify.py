@@ -4,9 +4,10 @@ What is checked depends on what the run has stored:
 
 * **A complete result** (the object its ``results/`` ref names): the artifact
   is copied out of the store into a private temporary file (each piece proven
-  against its checksum and SHA-256 key first) and loaded exactly as
-  ``emberbench verify`` loads a file: every check of the result loader, every
-  record replayed. It must also be the run it is stored as (same manifest hash
+  against its checksum and SHA-256 key first) and verified as a stream exactly
+  as ``emberbench verify`` verifies a file
+  (:func:`emberbench.result_stream.verify_artifact`): every check, every
+  record replayed once, memory independent of the number of episodes. It must also be the run it is stored as (same manifest hash
   and model id as the run-info, same digest as its key).
 * **No result yet** (a run that is running, failed or was interrupted): every
   journaled record is read back (frame, checksum, SHA-256), must be canonical
@@ -97,19 +98,19 @@ def _judge(store: Any, info: RunInfo, suite: Any, authenticator: Authenticator) 
 
 def _judge_result(store: Any, info: RunInfo, key: str, suite: Any, authenticator: Authenticator) -> tuple[str, str]:
     from .errors import RunIntegrityError
-    from .results import load_result
+    from .result_stream import verify_artifact
 
+    where = f"stored result {key}"
     with tempfile.TemporaryDirectory(prefix="emberbench-verify-") as tmp:
         path = Path(tmp) / "result.json"
         store.get_to_file(key, path, verify_data=True)
-        result = load_result(path, suite, authenticator=authenticator)
-    where = f"stored result {key}"
-    if result.digest != key:  # get_to_file proved the bytes; this guards the loader's own digest
-        raise RunIntegrityError(f"{where} loads with digest {result.digest}", subject=key)
+        result = verify_artifact(path, suite, replayer=authenticator, where=where)
+    if result.digest != key:  # get_to_file proved the bytes; this guards the reader's own digest
+        raise RunIntegrityError(f"{where} reads with digest {result.digest}", subject=key)
     if result.manifest.hash != info.manifest_hash or result.model_id != info.model_id:
         raise RunIntegrityError(f"{where} is model {result.model_id!r} on manifest {result.manifest.hash}, not this "
                                 f"run's model {info.model_id!r} on manifest {info.manifest_hash}", subject=key)
-    done, scheduled = len(result.episodes), len(result.manifest.episodes)
+    done, scheduled = len(result.indices), len(result.manifest.episodes)
     verdict = "ok" if done == scheduled else "partial"
     return verdict, f"stored result {key}: {done}/{scheduled} episodes authenticated by replay"
 
