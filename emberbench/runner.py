@@ -50,12 +50,17 @@ class EpisodeOutcome:
         record_bytes: the record's canonical JSON, or None when the executor
             put it into the store (then the store holds it under the digest).
         metrics_bytes: canonical JSON of the episode metrics.
+        stored_record: the record's bytes when this process already put them
+            into the store (``record_bytes`` is then None); the store sink
+            keeps a local copy to assemble the artifact without reading
+            them back.
     """
 
     index: int
     record_digest: str
     record_bytes: bytes | None
     metrics_bytes: bytes
+    stored_record: bytes | None = None
 
 
 class Executor(Protocol):
@@ -125,6 +130,9 @@ PUT_BYTES_AHEAD = 64 << 20
 def stored_behind(store: Any, played: Iterator[tuple[EpisodeOutcome, bytes]]) -> Iterator[EpisodeOutcome]:
     """Put each played record into ``store`` on a small thread pool; yield its outcome once the put returned.
 
+    The outcome carries the record as ``stored_record`` (not ``record_bytes``:
+    it is already stored).
+
     The next episodes play while earlier records travel (an S3 put is a round
     trip), with at most :data:`PUTS_AHEAD` puts and :data:`PUT_BYTES_AHEAD`
     bytes in flight. Outcomes come in play order, each only after its record
@@ -135,15 +143,15 @@ def stored_behind(store: Any, played: Iterator[tuple[EpisodeOutcome, bytes]]) ->
     import collections
     from concurrent.futures import ThreadPoolExecutor
 
-    pending: collections.deque[tuple[EpisodeOutcome, Any, int]] = collections.deque()
+    pending: collections.deque[tuple[EpisodeOutcome, Any, bytes]] = collections.deque()
     in_flight = 0
 
     def finish() -> EpisodeOutcome:
         nonlocal in_flight
-        outcome, put, size = pending.popleft()
+        outcome, put, record = pending.popleft()
         put.result()
-        in_flight -= size
-        return EpisodeOutcome(outcome.index, outcome.record_digest, None, outcome.metrics_bytes)
+        in_flight -= len(record)
+        return EpisodeOutcome(outcome.index, outcome.record_digest, None, outcome.metrics_bytes, record)
 
     error: Exception | None = None
     with ThreadPoolExecutor(max_workers=PUTS_AHEAD, thread_name_prefix="emberbench-put") as pool:
@@ -155,7 +163,7 @@ def stored_behind(store: Any, played: Iterator[tuple[EpisodeOutcome, bytes]]) ->
             except Exception as exc:  # noqa: BLE001 - re-raised below, after the episodes before it
                 error = exc
                 break
-            pending.append((outcome, pool.submit(store.put, record, key=outcome.record_digest), len(record)))
+            pending.append((outcome, pool.submit(store.put, record, key=outcome.record_digest), record))
             in_flight += len(record)
             while len(pending) > PUTS_AHEAD or in_flight > PUT_BYTES_AHEAD:
                 yield finish()

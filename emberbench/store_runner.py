@@ -19,8 +19,10 @@ journaled digest; anything else that fails stops the run with
 :class:`~emberbench.errors.RunIntegrityError`. Nothing is repaired in place.
 
 **Bytes written stay linear.** The artifact is assembled by streaming the
-stored canonical record bytes in manifest order; it is written when the run
-starts (if there is nothing to resume), at checkpoints, and at the end. A
+stored canonical record bytes in manifest order (records this process stored
+in this run come from a local, digest-checked copy,
+:mod:`emberbench.record_spool`; the others are read from the store); it is
+written when the run starts (if there is nothing to resume), at checkpoints, and at the end. A
 time checkpoint is skipped when it would take the checkpoints of the run past
 :data:`CHECKPOINT_BUDGET` of the projected final artifact (the journal already
 makes every finished episode durable). Once complete, the artifact is also
@@ -45,6 +47,7 @@ from typing import Any
 from .atomic import atomic_write_bytes
 from .errors import OutputLockedError, ResumeError, RunIntegrityError, StoreUsageError
 from .manifest import EvaluationManifest
+from .record_spool import RecordSpool
 from .results import artifact_chunks, episode_chunk
 from .run_info import JournalHeader, RunInfo, is_header_entry, software_versions, this_host, this_user, utc_now
 from .run_info import write_run_info
@@ -111,6 +114,7 @@ class StoreSink:
         self.digest = ""
         self.from_artifact = self.from_journal = self.regenerated = 0
         self.in_file = -1  # episodes in the artifact at ``out`` (-1: no file written or loaded)
+        self.spool = RecordSpool(n)
         exists = output_exists(out, resume)
         self.journal = self._open_journal()
         try:
@@ -132,6 +136,7 @@ class StoreSink:
             write_run_info(store, self.info)
         except BaseException:
             self.journal.close()
+            self.spool.close()
             raise
         self._pending: list[tuple[dict[str, Any], list[str]]] = []  # journal entries not yet written
         self._batch = JOURNAL_BATCH if getattr(getattr(store, "backend", None), "remote", False) else 1
@@ -264,9 +269,12 @@ class StoreSink:
                 f"corrupt in store {store_name(self.store)}, but it now gives record {digest}; the policy does not "
                 "reproduce its run (not deterministic?) or the journal was changed; nothing was repaired",
                 subject=expected)
+        record = outcome.record_bytes if outcome.record_bytes is not None else outcome.stored_record
         if outcome.record_bytes is not None:
             self.store.put(outcome.record_bytes, key=digest)
-            size = len(outcome.record_bytes)
+        if record is not None:
+            size = len(record)
+            self.spool.add(index, digest, record)  # put with key=digest: the store checked it hashes to digest
         elif not self.store.has(digest):
             raise StoreUsageError(f"episode {index}: record {digest} is not in the store")
         else:
@@ -320,7 +328,8 @@ class StoreSink:
     def _chunks(self) -> Iterator[bytes]:
         from emberbench.store import IntegrityError, ObjectNotFoundError
 
-        done = (index for index, state in enumerate(self.state) if state == DONE)
+        spooled = self.spool
+        done = (i for i, state in enumerate(self.state) if state == DONE and not spooled.has(i))
         # Reads run a few ahead (S3 round trips overlap); each is checked when its turn comes.
         records = self.store.get_many(self.digests[32 * i:32 * i + 32].hex() for i in done)
         for index, state in enumerate(self.state):
@@ -328,7 +337,13 @@ class StoreSink:
                 continue
             digest = self.digests[32 * index:32 * index + 32].hex()
             try:
-                record = next(records)
+                if spooled.has(index):
+                    # Checked against the digest; a bad copy is not used, the store is read instead.
+                    record = spooled.get(index, digest)
+                    if record is None:
+                        record = self.store.get(digest)
+                else:
+                    record = next(records)
             except (IntegrityError, ObjectNotFoundError) as exc:
                 raise RunIntegrityError(f"integrity error: while writing {self.out}: {exc} (store {store_name(self.store)})"
                                         f"; run the same command again to regenerate it", subject=digest) from None
@@ -371,6 +386,7 @@ class StoreSink:
             self.info = self.info.replace(state=state, ended=utc_now(), episodes_done=self.count, result=result)
             write_run_info(self.store, self.info)
         finally:
+            self.spool.close()
             self.journal.close()
 
     def _store_result(self) -> str:
