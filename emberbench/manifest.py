@@ -203,15 +203,7 @@ def manifest_from_dict(data: object, *, where: str = "manifest") -> EvaluationMa
         if isinstance(sid, str) and isinstance(shash, str):
             sid, shash = shared.setdefault(sid, sid), shared.setdefault(shash, shash)
         entries.append(ManifestEntry(e["index"], sid, shash, e["seed"]))
-    try:
-        return EvaluationManifest(
-            suite_id=data["suite_id"], suite_version=data["suite_version"], suite_hash=data["suite_hash"],
-            episodes=tuple(entries), simulator_version=data["simulator_version"],
-            observation_version=data["observation_version"], metrics_version=data["metrics_version"],
-            manifest_version=data["manifest_version"],
-        )
-    except ManifestError as exc:
-        raise ManifestError(f"{where}: {exc}") from None
+    return _manifest_of(data, entries, where)
 
 
 def _exact(obj: dict[str, Any], keys: Sequence[str], where: str) -> None:
@@ -427,15 +419,7 @@ def parse_manifest_text(document: JsonText) -> EvaluationManifest:
     _exact(header, MANIFEST_KEYS, where)
     if header["manifest_version"] not in SUPPORTED_MANIFEST_VERSIONS:
         raise ManifestError(f"{where}: unsupported manifest_version {header['manifest_version']!r}")
-    try:
-        return EvaluationManifest(
-            suite_id=header["suite_id"], suite_version=header["suite_version"], suite_hash=header["suite_hash"],
-            episodes=tuple(entries), simulator_version=header["simulator_version"],
-            observation_version=header["observation_version"], metrics_version=header["metrics_version"],
-            manifest_version=header["manifest_version"],
-        )
-    except ManifestError as exc:
-        raise ManifestError(f"{where}: {exc}") from None
+    return _manifest_of(header, entries, where)
 
 
 def _episodes(text: str, pos: int, value: Any, expect: Any, entries: list[ManifestEntry],
@@ -458,3 +442,16 @@ def _episodes(text: str, pos: int, value: Any, expect: Any, entries: list[Manife
         mark, pos = expect(pos, ",]")
         if mark == "]":
             return pos
+
+
+def _manifest_of(header: dict[str, Any], entries: list[ManifestEntry], where: str) -> EvaluationManifest:
+    """The manifest of checked top-level members and entries; its own errors are prefixed with ``where``."""
+    try:
+        return EvaluationManifest(
+            suite_id=header["suite_id"], suite_version=header["suite_version"], suite_hash=header["suite_hash"],
+            episodes=tuple(entries), simulator_version=header["simulator_version"],
+            observation_version=header["observation_version"], metrics_version=header["metrics_version"],
+            manifest_version=header["manifest_version"],
+        )
+    except ManifestError as exc:
+        raise ManifestError(f"{where}: {exc}") from None

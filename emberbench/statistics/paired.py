@@ -290,6 +290,18 @@ class PairedStatistics(ArtifactForm):
         }
 
 
+def _check_arguments(ctx: StatisticsContext, model_a: str, model_b: str, result_digest_a: str,
+                     result_digest_b: str, resamples: int) -> None:
+    """The checks every paired entry point makes first, in this order."""
+    if not isinstance(ctx, StatisticsContext):
+        raise TypeError("ctx must be a StatisticsContext")
+    check_model_id(model_a, "model_a")
+    check_model_id(model_b, "model_b")
+    check_result_digest(result_digest_a, "result_digest_a")
+    check_result_digest(result_digest_b, "result_digest_b")
+    check_resamples(resamples)
+
+
 def paired_from_values(
     ctx: StatisticsContext,
     model_a: str,
@@ -321,13 +333,7 @@ def paired_from_values(
             unscheduled episode index, or a scenario that differs from the
             schedule.
     """
-    if not isinstance(ctx, StatisticsContext):
-        raise TypeError("ctx must be a StatisticsContext")
-    check_model_id(model_a, "model_a")
-    check_model_id(model_b, "model_b")
-    check_result_digest(result_digest_a, "result_digest_a")
-    check_result_digest(result_digest_b, "result_digest_b")
-    check_resamples(resamples)
+    _check_arguments(ctx, model_a, model_b, result_digest_a, result_digest_b, resamples)
     by_a = index_episodes(ctx, episodes_a, "result A")
     by_b = index_episodes(ctx, episodes_b, "result B")
     return paired_from_tables(ctx, model_a, model_b, result_digest_a, result_digest_b,
@@ -352,13 +358,7 @@ def paired_from_tables(
     Raises:
         StatisticsInputError: as :func:`paired_from_values`.
     """
-    if not isinstance(ctx, StatisticsContext):
-        raise TypeError("ctx must be a StatisticsContext")
-    check_model_id(model_a, "model_a")
-    check_model_id(model_b, "model_b")
-    check_result_digest(result_digest_a, "result_digest_a")
-    check_result_digest(result_digest_b, "result_digest_b")
-    check_resamples(resamples)
+    _check_arguments(ctx, model_a, model_b, result_digest_a, result_digest_b, resamples)
     table_a.check_against(ctx, "result A")
     table_b.check_against(ctx, "result B")
     plan = plan_groups(ctx)
