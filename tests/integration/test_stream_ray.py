@@ -14,6 +14,7 @@ from emberbench.canonical import canonical_bytes
 from emberbench.cli.main import app
 from emberbench.manifest import EvaluationManifest, ManifestEntry
 from emberbench.runner import run_evaluation
+from tests.run_support import small_manifest
 
 pytestmark = pytest.mark.ray
 
@@ -23,11 +24,7 @@ SMALL = ["v1-pub-01-single-exit-sparse", "v1-pub-12-smouldering-two-exits"]
 @pytest.fixture(scope="module")
 def results(tmp_path_factory, suite):  # noqa: ANN001
     """greedy and stay artifacts of a ten-episode manifest."""
-    entries = []
-    for seed in range(5):
-        for sid in SMALL:
-            entries.append(ManifestEntry(len(entries), sid, suite.scenario(sid).content_hash, seed))
-    manifest = EvaluationManifest(suite.id, suite.version, suite.hash, tuple(entries))
+    manifest = small_manifest(suite, seeds=range(5), ids=SMALL)
     folder = tmp_path_factory.mktemp("ray-stream")
     for policy in ("greedy", "stay"):
         run_evaluation(manifest, suite, policy, policy, folder / f"{policy}.json")

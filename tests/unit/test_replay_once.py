@@ -9,8 +9,8 @@ from typer.testing import CliRunner
 
 import emberbench.episode as episode
 from emberbench.cli.main import app
-from emberbench.manifest import EvaluationManifest, ManifestEntry
 from emberbench.runner import run_evaluation
+from tests.run_support import small_manifest
 
 SMALL = ["v1-pub-01-single-exit-sparse", "v1-pub-12-smouldering-two-exits"]
 
@@ -18,11 +18,7 @@ SMALL = ["v1-pub-01-single-exit-sparse", "v1-pub-12-smouldering-two-exits"]
 @pytest.fixture(scope="module")
 def results(tmp_path_factory, suite):  # noqa: ANN001
     """Artifacts of greedy and stay on one six-episode manifest."""
-    entries = []
-    for seed in range(3):
-        for sid in SMALL:
-            entries.append(ManifestEntry(len(entries), sid, suite.scenario(sid).content_hash, seed))
-    manifest = EvaluationManifest(suite.id, suite.version, suite.hash, tuple(entries))
+    manifest = small_manifest(suite, seeds=range(3), ids=SMALL)
     folder = tmp_path_factory.mktemp("once")
     for policy in ("greedy", "stay"):
         run_evaluation(manifest, suite, policy, policy, folder / f"{policy}.json")

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 import emberbench.result_text as result_text
 from emberbench.canonical import canonical_bytes, sha256_hex
 from emberbench.errors import CanonicalFormError, ResultError
-from emberbench.manifest import EvaluationManifest, ManifestEntry
 from emberbench.result_stream import read_episode, read_header, verify_artifact
 from emberbench.runner import run_evaluation
+from tests.run_support import small_manifest
 from tests.unit.loader_reference import reference_load, reference_verdict
 
 SMALL = ["v1-pub-01-single-exit-sparse", "v1-pub-12-smouldering-two-exits"]
@@ -24,11 +24,7 @@ SMALL = ["v1-pub-01-single-exit-sparse", "v1-pub-12-smouldering-two-exits"]
 @pytest.fixture(scope="module")
 def artifact(tmp_path_factory, suite):  # noqa: ANN001
     """A complete greedy artifact of six episodes (bytes and parsed object)."""
-    entries = []
-    for seed in range(3):
-        for sid in SMALL:
-            entries.append(ManifestEntry(len(entries), sid, suite.scenario(sid).content_hash, seed))
-    manifest = EvaluationManifest(suite.id, suite.version, suite.hash, tuple(entries))
+    manifest = small_manifest(suite, seeds=range(3), ids=SMALL)
     path = tmp_path_factory.mktemp("stream") / "greedy.json"
     run_evaluation(manifest, suite, "greedy", "greedy-v1", path)
     raw = path.read_bytes()
