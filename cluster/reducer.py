@@ -4,8 +4,8 @@
 cut their work into pure (group, metric) jobs and hand them to a *mapper*.
 :class:`RayMapper` runs those jobs as Ray tasks, a few consecutive jobs per task
 (one bootstrap is milliseconds to seconds; a task costs about a millisecond),
-and returns the results in job order, taking jobs from the stream as tasks
-finish. Each job is a deterministic function of
+and returns the results in job order, taking jobs from the stream as soon as
+any task finishes. Each job is a deterministic function of
 its inputs (the bootstrap stream is seeded by the inputs), so where it runs
 cannot change a byte of the artifact.
 
@@ -16,7 +16,6 @@ follow the parallel replay (also plain tasks) in the same Ray session.
 from __future__ import annotations
 
 import itertools
-from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -51,18 +50,33 @@ class RayMapper:
         self._remote = self._ray.remote(num_cpus=1, max_retries=3)(_run_jobs)
 
     def __call__(self, function: Callable[[Any], Any], jobs: Iterable[Any]) -> list[Any]:
-        """Return ``[function(job) for job in jobs]``, computed by Ray tasks."""
+        """Return ``[function(job) for job in jobs]``, computed by Ray tasks.
+
+        A new task is sent as soon as any task finishes (not only the oldest),
+        so one long task never leaves the other workers idle; finished parts
+        wait, at most ``4 x in_flight`` of them, until the parts before them
+        are in.
+        """
         source = iter(jobs)
-        pending: deque[Any] = deque()
+        window = 4 * self.in_flight
+        running: dict[Any, int] = {}
+        finished: dict[int, list[Any]] = {}
         out: list[Any] = []
+        sent = emitted = 0
         exhausted = False
         while True:
-            while not exhausted and len(pending) < self.in_flight:
+            while not exhausted and len(running) < self.in_flight and sent - emitted < window:
                 part = list(itertools.islice(source, self.jobs_per_task))
                 if not part:
                     exhausted = True
                     break
-                pending.append(self._remote.remote(function, part))
-            if not pending:
+                running[self._remote.remote(function, part)] = sent
+                sent += 1
+            if not running:
                 return out
-            out.extend(self._ray.get(pending.popleft()))
+            ready, _ = self._ray.wait(list(running), num_returns=1)
+            for ref in ready:
+                finished[running.pop(ref)] = self._ray.get(ref)
+            while emitted in finished:
+                out.extend(finished.pop(emitted))
+                emitted += 1

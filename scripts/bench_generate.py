@@ -48,11 +48,11 @@ def bench_recipe(name: str, count: int) -> tuple[float, float, int]:
 
 
 def timed_calibration(job: tuple) -> tuple:
-    """calibrate_scenario plus the CPU seconds it took and the process that ran it."""
-    from emberbench.generate.calibrate import calibrate_scenario
+    """One calibration job (play_baselines) plus the CPU seconds it took and the process that ran it."""
+    from emberbench.generate.calibrate import play_baselines
 
     start = time.process_time()
-    result = calibrate_scenario(job)
+    result = play_baselines(job)
     return result, time.process_time() - start, os.getpid()
 
 
@@ -60,7 +60,8 @@ def cpu_split(suite: object, mapper: object) -> tuple[float, list[float]]:
     """CPU seconds of the whole calibration and per worker process, through ``mapper``."""
     from emberbench.generate.calibrate import DEFAULT_SEEDS, in_process
 
-    runs = (mapper or in_process)(timed_calibration, [(s, DEFAULT_SEEDS) for s in suite.scenarios])
+    jobs = [(s, seed) for s in suite.scenarios for seed in DEFAULT_SEEDS]
+    runs = (mapper or in_process)(timed_calibration, jobs)
     per_pid: dict[int, float] = {}
     for _, seconds, pid in runs:
         per_pid[pid] = per_pid.get(pid, 0.0) + seconds

@@ -29,7 +29,7 @@ from ..versions import (
     SIMULATOR_VERSION,
     SUITE_FORMAT_VERSION,
 )
-from .calibrate import TIER_RULE, TIERS, Mapper, calibrate_scenario, check_seeds, in_process
+from .calibrate import TIER_RULE, TIERS, Mapper, calibrate_scenarios, check_seeds, in_process
 from .features import FAMILIES
 from .generator import GeneratedScenario, generate_scenario
 from .recipe import Recipe
@@ -140,7 +140,7 @@ def _filtered(recipe: Recipe, count: int, seed: int, tiers: TierFilter, mapper: 
                 f"{tiers.low} to {tiers.high}; widen the tiers or change the recipe")
         batch = [generate_scenario(recipe, seed, i) for i in range(index, min(cap, index + 16))]
         index += len(batch)
-        calibrations = mapper(calibrate_scenario, [(g.scenario, tiers.seeds) for g in batch])
+        calibrations = calibrate_scenarios([g.scenario for g in batch], tiers.seeds, mapper=mapper)
         for g, cal in zip(batch, calibrations):
             if len(kept) < count and tiers.keeps(cal.tier):
                 kept.append(g)

@@ -10,7 +10,7 @@ steps), and a tier by rule 1.0:
     easy: f <= 1/20   medium: f <= 1/5   hard: f <= 1/2   extreme: f > 1/2
 
 Only integers are compared, so a tier never depends on rounding. The work is
-one pure job per scenario handed to a *mapper* (in process by default, Ray
+one pure job per (scenario, seed) handed to a *mapper* (in process by default, Ray
 tasks with :class:`emberbench.cluster.RayMapper`): results come back in job
 order, so the calibration file is byte-identical wherever it was computed.
 """
@@ -18,7 +18,7 @@ order, so the calibration file is byte-identical wherever it was computed.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -42,7 +42,7 @@ CALIBRATION = InputKind("calibration file", 64 * MiB)
 _TOP = ("calibration_format", "suite_id", "suite_version", "suite_hash", "simulator_version", "metrics_version",
         "policies", "seeds", "tier_rule", "scenarios")
 
-Mapper = Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]
+Mapper = Callable[[Callable[[Any], Any], Iterable[Any]], list[Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,24 +86,51 @@ def tier_of(lost: int, people: int) -> str:
     return TIERS[-1]
 
 
-def calibrate_scenario(job: tuple[Scenario, tuple[int, ...]]) -> ScenarioCalibration:
-    """Play every baseline on one scenario under every seed (a pure job for any mapper)."""
+def play_baselines(job: tuple[Scenario, int]) -> tuple[tuple[int, ...], ...]:
+    """Every baseline's counts on one scenario under one seed (a pure job for any mapper).
+
+    Returns one row of :data:`COUNTS` per policy, in :data:`POLICIES` order.
+    The three episodes share the seed's fire timeline, computed once.
+    """
     from ..episode import play_episode
     from ..policies import BUILTIN_POLICIES
 
-    scenario, seeds = job
-    results = []
+    scenario, seed = job
+    rows = []
     for policy in POLICIES:
-        totals = dict.fromkeys(COUNTS, 0)
-        for seed in seeds:
-            counts = play_episode(scenario, seed, BUILTIN_POLICIES[policy]())[1].counts_dict()
-            for key in COUNTS:
-                totals[key] += counts[key]
-        results.append((policy, tuple(totals.items())))
-    return ScenarioCalibration(scenario.id, scenario.content_hash, scenario.population, len(seeds), tuple(results))
+        counts = play_episode(scenario, seed, BUILTIN_POLICIES[policy]())[1].counts_dict()
+        rows.append(tuple(counts[key] for key in COUNTS))
+    return tuple(rows)
 
 
-def in_process(function: Callable[[Any], Any], jobs: Sequence[Any]) -> list[Any]:
+def calibrate_scenarios(scenarios: Sequence[Scenario], seeds: Sequence[int], *,
+                        mapper: Mapper | None = None) -> list[ScenarioCalibration]:
+    """Calibrate ``scenarios`` (in their order) under ``seeds``.
+
+    The work goes to the mapper as one job per (scenario, seed): the longest
+    job is then a fraction of the longest scenario, which keeps parallel
+    workers evenly busy to the end, and each fire timeline is still computed
+    once. Counts are integers, so summing them over seeds is exact.
+    """
+    seeds = check_seeds(seeds)
+    rows = (mapper or in_process)(play_baselines, ((scenario, seed) for scenario in scenarios for seed in seeds))
+    out = []
+    for i, scenario in enumerate(scenarios):
+        per_seed = rows[i * len(seeds):(i + 1) * len(seeds)]
+        results = tuple(
+            (policy, tuple((key, sum(row[p][k] for row in per_seed)) for k, key in enumerate(COUNTS)))
+            for p, policy in enumerate(POLICIES))
+        out.append(ScenarioCalibration(scenario.id, scenario.content_hash, scenario.population, len(seeds), results))
+    return out
+
+
+def calibrate_scenario(job: tuple[Scenario, tuple[int, ...]]) -> ScenarioCalibration:
+    """Play every baseline on one scenario under every seed, in this process."""
+    scenario, seeds = job
+    return calibrate_scenarios([scenario], seeds)[0]
+
+
+def in_process(function: Callable[[Any], Any], jobs: Iterable[Any]) -> list[Any]:
     """The default mapper: every job in this process, in order."""
     return [function(job) for job in jobs]
 
@@ -148,7 +175,7 @@ def check_seeds(seeds: Sequence[int]) -> tuple[int, ...]:
 def calibrate_suite(suite: Suite, seeds: Sequence[int] = DEFAULT_SEEDS, *, mapper: Mapper | None = None) -> Calibration:
     """Calibrate every scenario of ``suite`` (in suite order) under ``seeds``."""
     seeds = check_seeds(seeds)
-    results = (mapper or in_process)(calibrate_scenario, [(s, seeds) for s in suite.scenarios])
+    results = calibrate_scenarios(suite.scenarios, seeds, mapper=mapper)
     return Calibration(suite.id, suite.version, suite.hash, seeds, tuple(results))
 
 
