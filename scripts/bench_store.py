@@ -21,12 +21,15 @@ server it starts (moto's, from the test extra) or the store ``--s3-locator``
 names:
 
 * put and get of 4 MiB objects through the store, as a ratio to boto3's own
-  put_object / get_object of the same bytes (target >= 0.8);
+  put_object / get_object of the same bytes (target >= 0.8), with one
+  request in flight (object by object, the two sides alternating) and with
+  four (both sides on four threads, as a run puts its records);
 * a ``--run-episodes`` (1,000) greedy run with the in-process executor into
   an S3 store, as a ratio to the same run into a local store (target <= 1.3).
 
 Usage: .venv/bin/python scripts/bench_store.py [--records 300] [--dir PATH]
-       .venv/bin/python scripts/bench_store.py --s3 [--objects 24] [--run-episodes 1000]
+       .venv/bin/python scripts/bench_store.py --s3 [--objects 24] [--repeat 3] [--in-flight 1 4]
+                                               [--run-episodes 1000]
 """
 
 from __future__ import annotations
@@ -117,18 +120,46 @@ def bench(records: list[bytes], codec: Codec, folder: Path, repeat: int) -> dict
     }
 
 
-def _best_interleaved(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    best = {name: float("inf") for name in fns}
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            start = time.perf_counter()
-            fn()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best
+def _side_by_side(count: int, repeat: int, in_flight: int, raw: Callable[[int, int], object],
+                  store: Callable[[int, int], object],
+                  prepare: Callable[[int], object] = lambda rnd: None) -> tuple[float, float]:
+    """Seconds spent by ``raw(round, i)`` and by ``store(round, i)`` over every object of every round.
+
+    ``prepare(round)`` runs untimed before each round. One in flight: each
+    object is done by both sides one right after the other, the first side
+    alternating, so both see the same machine. More in flight: each side does
+    a round's objects on ``in_flight`` threads, the first side alternating
+    between rounds.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    spent = {"raw": 0.0, "store": 0.0}
+    sides = {"raw": raw, "store": store}
+    with ThreadPoolExecutor(max_workers=in_flight) as pool:
+        for rnd in range(repeat):
+            prepare(rnd)
+            if in_flight == 1:
+                for i in range(count):
+                    for name in (("raw", "store") if (rnd + i) % 2 == 0 else ("store", "raw")):
+                        start = time.perf_counter()
+                        sides[name](rnd, i)
+                        spent[name] += time.perf_counter() - start
+            else:
+                for name in (("raw", "store") if rnd % 2 == 0 else ("store", "raw")):
+                    start = time.perf_counter()
+                    list(pool.map(lambda i, fn=sides[name]: fn(rnd, i), range(count)))
+                    spent[name] += time.perf_counter() - start
+    return spent["raw"], spent["store"]
 
 
-def bench_s3_objects(locator: str, count: int, repeat: int) -> dict[str, float]:
-    """Store put/get of 4 MiB objects against boto3's raw put/get of the same bytes."""
+def bench_s3_objects(locator: str, count: int, repeat: int, in_flight: int) -> dict[str, float]:
+    """Store put/get of 4 MiB objects against boto3's raw put/get of the same bytes (MB/s).
+
+    Every put is of a fresh object (a store put of an object already there
+    is cheaper: the server refuses it before the body is sent). A round's
+    fresh bytes are made before the round, so neither side is timed making
+    them. Both sides keep ``in_flight`` requests going.
+    """
     import os
 
     from emberbench.store import open_store
@@ -136,33 +167,28 @@ def bench_s3_objects(locator: str, count: int, repeat: int) -> dict[str, float]:
     st = open_store(locator, create=True)
     client, bucket, prefix = st.backend.client, st.backend.bucket, st.backend.prefix
     blobs = [os.urandom(4 << 20) for _ in range(count)]
-    rounds = iter(range(1_000_000))
+    fresh: list[bytes] = []
 
-    def raw_put() -> None:
-        n = next(rounds)
-        for i, blob in enumerate(blobs):
-            client.put_object(Bucket=bucket, Key=f"{prefix}raw/{n}/{i}", Body=blob)
-
-    def store_put() -> None:
-        salt = next(rounds).to_bytes(8, "big")
-        for blob in blobs:  # fresh objects each round: a salted copy of the same size
-            st.put(salt + blob[8:])
+    def prepare(rnd: int) -> None:
+        salt = (in_flight * 1_000_000 + rnd).to_bytes(8, "big")
+        fresh[:] = [salt + blob[8:] for blob in blobs]
 
     keys = [st.put(blob) for blob in blobs]
-    client.put_object(Bucket=bucket, Key=f"{prefix}raw/get", Body=blobs[0])
-    raw_keys = []
-    for i, blob in enumerate(blobs):
-        client.put_object(Bucket=bucket, Key=f"{prefix}raw/get/{i}", Body=blob)
-        raw_keys.append(f"{prefix}raw/get/{i}")
-    times = _best_interleaved({
-        "raw put": raw_put,
-        "store put": store_put,
-        "raw get": lambda: [client.get_object(Bucket=bucket, Key=k)["Body"].read() for k in raw_keys],
-        "store get": lambda: [st.get(k) for k in keys],
-    }, repeat)
+    raw_keys = [f"{prefix}raw/get/{i}" for i in range(count)]
+    for raw_key, blob in zip(raw_keys, blobs):
+        client.put_object(Bucket=bucket, Key=raw_key, Body=blob)
+    mb = count * repeat * 4 * 1.048576
+    put_raw, put_store = _side_by_side(
+        count, repeat, in_flight,
+        lambda rnd, i: client.put_object(Bucket=bucket, Key=f"{prefix}raw/{in_flight}/{rnd}/{i}", Body=fresh[i]),
+        lambda rnd, i: st.put(fresh[i]), prepare)
+    get_raw, get_store = _side_by_side(
+        count, repeat, in_flight,
+        lambda rnd, i: client.get_object(Bucket=bucket, Key=raw_keys[i])["Body"].read(),
+        lambda rnd, i: st.get(keys[i]))
     st.close()
-    mb = count * 4 * 1.048576
-    return {name: mb / seconds for name, seconds in times.items()}
+    return {"raw put": mb / put_raw, "store put": mb / put_store, "raw get": mb / get_raw,
+            "store get": mb / get_store}
 
 
 def bench_s3_run(locator: str, episodes: int, folder: Path) -> dict[str, float]:
@@ -207,22 +233,26 @@ def main_s3(args: argparse.Namespace) -> int:
         server = s3server.start()
         locator = f"s3://{s3server.BUCKET}/bench?endpoint={server.endpoint}"
     try:
-        rates = bench_s3_objects(locator.replace("?", "/objects?", 1), args.objects, args.repeat)
+        rates = {n: bench_s3_objects(locator.replace("?", f"/objects-{n}?", 1), args.objects, args.repeat, n)
+                 for n in args.in_flight}
         with tempfile.TemporaryDirectory(dir=args.dir, prefix="bench-store-") as tmp:
             run = bench_s3_run(locator, args.run_episodes, Path(tmp)) if args.run_episodes else {}
     finally:
         if server is not None:
             server.stop()
-    put_ratio, get_ratio = rates["store put"] / rates["raw put"], rates["store get"] / rates["raw get"]
-    summary = {"objects_mb_s": rates, "put_ratio": put_ratio, "get_ratio": get_ratio, "run_seconds": run}
+    ratios = {n: {"put": r["store put"] / r["raw put"], "get": r["store get"] / r["raw get"]}
+              for n, r in rates.items()}
+    summary = {"objects_mb_s": {str(n): r for n, r in rates.items()},
+               "ratios": {str(n): r for n, r in ratios.items()}, "run_seconds": run}
     if run:
         summary["run_ratio"] = run["s3"] / run["local"]
     if args.json:
         print(json.dumps(summary, indent=2, sort_keys=True))
         return 0
-    print(f"4 MiB objects x {args.objects}: raw put {rates['raw put']:.0f}, store put {rates['store put']:.0f} MB/s "
-          f"(ratio {put_ratio:.2f}, target >= 0.8); raw get {rates['raw get']:.0f}, store get "
-          f"{rates['store get']:.0f} MB/s (ratio {get_ratio:.2f})")
+    print(f"4 MiB objects, {args.objects} x {args.repeat} rounds, store / raw boto3 (target >= 0.8 each):")
+    for n, r in rates.items():
+        print(f"  {n} in flight: put {r['store put']:.0f} / {r['raw put']:.0f} MB/s = {ratios[n]['put']:.2f}; "
+              f"get {r['store get']:.0f} / {r['raw get']:.0f} MB/s = {ratios[n]['get']:.2f}")
     if run:
         print(f"{args.run_episodes}-episode greedy run: local store {run['local']:.1f} s, S3 store {run['s3']:.1f} s "
               f"(ratio {summary['run_ratio']:.2f}, target <= 1.3); artifacts identical")
@@ -233,7 +263,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--s3", action="store_true", help="measure the S3 backend (see the module docstring)")
     parser.add_argument("--s3-locator", default=None, help="an existing s3:// store prefix to use instead of moto")
-    parser.add_argument("--objects", type=int, default=24, help="--s3: 4 MiB objects per pass")
+    parser.add_argument("--objects", type=int, default=24, help="--s3: 4 MiB objects per round")
+    parser.add_argument("--in-flight", type=int, nargs="+", default=[1, 4],
+                        help="--s3: requests in flight on both sides (1: one after the other; 4: as a run puts records)")
     parser.add_argument("--run-episodes", type=int, default=1000, help="--s3: episodes of the timed run (0: skip)")
     parser.add_argument("--records", type=int, default=300)
     parser.add_argument("--seed", type=int, default=1)

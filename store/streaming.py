@@ -38,10 +38,19 @@ SMALL_OBJECT = 8 << 20
 
 
 def read_exact(reader: BinaryIO, n: int) -> bytes:
-    """Read up to ``n`` bytes, continuing after short reads; fewer only at the end."""
-    parts: list[bytes] = []
+    """Read up to ``n`` bytes, continuing after short reads; fewer only at the end.
+
+    Callers bound ``n`` (a header, a piece, or an object whose size was
+    checked). It is asked for in one read, so the usual case returns the
+    reader's own buffer without a copy.
+    """
+    first = reader.read(n)
+    if len(first) == n or not first:
+        return first
+    parts = [first]
+    n -= len(first)
     while n > 0:
-        piece = reader.read(min(n, CHUNK))
+        piece = reader.read(n)
         if not piece:
             break
         parts.append(piece)

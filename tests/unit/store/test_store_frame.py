@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import zlib
 
 import pytest
@@ -87,3 +88,30 @@ def test_round_trip(data: bytes, codec: Codec) -> None:
     """Any bytes round-trip through any codec."""
     frame = encode_frame(data, key_of(data), codec)
     assert decode_frame(key_of(data), frame[:HEADER_LENGTH], frame[HEADER_LENGTH:]) == data
+
+
+class _Trickle(io.RawIOBase):
+    """A reader that hands out at most ``step`` bytes per read, like a socket."""
+
+    def __init__(self, data: bytes, step: int) -> None:
+        self.data, self.step, self.pos, self.reads = data, step, 0, 0
+
+    def read(self, n: int = -1) -> bytes:
+        self.reads += 1
+        n = len(self.data) - self.pos if n < 0 else n
+        piece = self.data[self.pos:self.pos + min(n, self.step)]
+        self.pos += len(piece)
+        return piece
+
+
+def test_read_exact_asks_once_and_carries_on_after_short_reads() -> None:
+    """One read when the reader gives all; short reads are continued; the end gives fewer bytes."""
+    from emberbench.store.streaming import read_exact
+
+    data = bytes(range(256)) * 64
+    whole = _Trickle(data, len(data))
+    assert read_exact(whole, len(data)) == data and whole.reads == 1
+    trickle = _Trickle(data, 1000)
+    assert read_exact(trickle, 5000) == data[:5000] and trickle.reads == 5
+    assert read_exact(trickle, 1 << 20) == data[5000:]
+    assert read_exact(trickle, 10) == b""
