@@ -135,7 +135,7 @@ class StoreSink:
             self.info = self._new_info()
             write_run_info(store, self.info)
         except BaseException:
-            self.journal.close()
+            self._drop_journal()
             self.spool.close()
             raise
         self._pending: list[tuple[dict[str, Any], list[str]]] = []  # journal entries not yet written
@@ -149,6 +149,19 @@ class StoreSink:
             self._write_artifact()
 
     # -- opening ------------------------------------------------------------------
+
+    def _drop_journal(self) -> None:
+        """Let go of the journal after a failed start; one this start left empty is deleted.
+
+        (A refused artifact on a new store would otherwise leave an empty run
+        behind.) A failure to delete it never hides the start's own error.
+        """
+        from emberbench.store import StoreError
+
+        try:
+            self.journal.discard_if_empty()
+        except StoreError:
+            self.journal.close()
 
     def _open_journal(self) -> Any:
         from emberbench.store import JournalError, LockError

@@ -297,6 +297,25 @@ class JournalWriter:
     def _release(self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _delete_held(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def discard_if_empty(self) -> bool:
+        """Close the writer; if the journal holds no entry and no finish marker, delete it first.
+
+        The journal is deleted while this writer still holds it, so no other
+        writer can have appended in between. Returns whether it was deleted.
+        """
+        if not self._open:
+            return False
+        try:
+            if self._entries or self._finish is not None:
+                return False
+            self._delete_held()
+            return True
+        finally:
+            self.close()
+
     def close(self) -> None:
         """Release the writer lock. Safe to call twice."""
         if self._open:

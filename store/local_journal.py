@@ -148,3 +148,15 @@ class FileJournalWriter(JournalWriter):
     def _release(self) -> None:
         os.close(self._fd)
         self._fd = -1
+
+    def _delete_held(self) -> None:
+        # Still under our lock: a writer waiting for it finds the path gone
+        # (or a new file) and starts over (see _open_locked).
+        with _nofollow.in_dir(str(self._layout.root), ("journals",)) as jfd:
+            now = _nofollow.lstat(jfd, self._file)
+            if now is not None and now.st_ino == os.fstat(self._fd).st_ino:
+                try:
+                    os.unlink(self._file, dir_fd=jfd)
+                except FileNotFoundError:
+                    return
+                _fs.fsync_fd(jfd, str(self._layout.journals))

@@ -195,6 +195,11 @@ class SegmentJournalWriter(JournalWriter):
     def _release(self) -> None:
         self._backend.leases.release(self._lease)
 
+    def _delete_held(self) -> None:
+        segments, bases = list_segments(self._backend, self.name)
+        for _, key, _ in [*reversed(segments), *reversed(bases)]:
+            self._backend.delete_key(key)
+
 
 def delete_segments(backend: S3Backend, name: str, timeout: float) -> bool:
     """Delete journal ``name`` (newest segment first, so a reader sees a shorter journal, not a gap)."""

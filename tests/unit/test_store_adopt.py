@@ -76,3 +76,25 @@ def test_refused_artifact_leaves_the_store_exactly_as_it_was(tmp_path, suite) ->
     assert sorted(set(after) ^ set(before)) == []
     assert [path for path in before if after[path] != before[path]] == []
     assert out.read_bytes() == tampered
+
+
+@pytest.mark.parametrize("backend", ["local", "s3"])
+def test_refused_artifact_leaves_no_journal_in_a_fresh_store(tmp_path, request, suite, backend) -> None:  # noqa: ANN001
+    """A tampered artifact at --out refused on resume into a new store leaves no empty run journal behind.
+
+    (The run opens its journal first, as its lock; a journal that stayed empty
+    is taken away again when the start fails, so ``store ls`` shows no run.)
+    """
+    manifest = small_manifest(suite)
+    out = tmp_path / "g.json"
+    run_evaluation(manifest, suite, "greedy", "m", out)
+    _loosen_last_metric(out)
+    locator = tmp_path / "s" if backend == "local" else request.getfixturevalue("s3_locator")
+    store = open_store(locator)
+    with pytest.raises(ResultError, match="not in canonical form"):
+        run_evaluation(manifest, suite, "greedy", "m", out, store=store,
+                       executor=_OneAtATime(suite, "greedy", store=store))
+    assert store.journal_names() == []
+    if backend == "local":
+        assert list((tmp_path / "s" / "journals").iterdir()) == []
+    store.close()

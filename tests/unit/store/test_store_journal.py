@@ -63,6 +63,25 @@ def test_append_and_resume(store: Store) -> None:
     assert not state.finished and state.torn_bytes == 0
 
 
+def test_discard_if_empty_deletes_only_an_empty_journal(store: Store) -> None:
+    """An empty journal is deleted under its writer; one with an entry or a finish marker is only closed."""
+    journal = store.open_journal("empty")
+    assert store.journal_names() == ["empty"]
+    assert journal.discard_if_empty() is True
+    assert store.journal_names() == []
+    with pytest.raises(JournalError, match="closed"):
+        journal.append({"index": 0})
+    assert journal.discard_if_empty() is False  # already closed: nothing more happens
+    _fill(store, "used", 1)
+    assert store.open_journal("used").discard_if_empty() is False
+    with store.open_journal("done") as journal:
+        journal.finish()
+    assert store.open_journal("done").discard_if_empty() is False
+    assert store.journal_names() == ["done", "used"]
+    with store.open_journal("empty") as journal:  # the name is free again, and the writer lock with it
+        assert journal.entries == ()
+
+
 def test_finish_marker(store: Store) -> None:
     """finish records a marker with its own keys; afterwards appends are refused."""
     keys = _fill(store, "run", 2)
