@@ -108,7 +108,7 @@ class InProcessExecutor:
             for outcome, _ in played:
                 yield outcome
             return
-        yield from stored_behind(self.store, played)
+        yield from stored_behind(self.store, played, len(tasks))
 
     def authenticate_records(self, records: list[dict[str, Any]], suite: Suite) -> list[Any]:
         """Replay records in process (the result loader's authenticator)."""
@@ -127,34 +127,38 @@ PUT_BYTES_AHEAD = 64 << 20
 """Record bytes those puts may hold at once (a bound on the memory they take)."""
 
 
-def stored_behind(store: Any, played: Iterator[tuple[EpisodeOutcome, bytes]]) -> Iterator[EpisodeOutcome]:
-    """Put each played record into ``store`` on a small thread pool; yield its outcome once the put returned.
+def stored_behind(store: Any, played: Iterator[tuple[EpisodeOutcome, bytes]],
+                  episodes: int = 0) -> Iterator[EpisodeOutcome]:
+    """Put each played record into ``store`` behind play; yield its outcome once the record is stored.
 
     The outcome carries the record as ``stored_record`` (not ``record_bytes``:
     it is already stored).
 
     The next episodes play while earlier records travel (an S3 put is a round
     trip), with at most :data:`PUTS_AHEAD` puts and :data:`PUT_BYTES_AHEAD`
-    bytes in flight. Outcomes come in play order, each only after its record
-    is durable, so nothing references a record before it is stored. When
-    playing raises an Exception (a policy's error), the episodes played
-    before it are still stored and yielded, then the error propagates.
+    bytes in flight, on threads or, for a run of ``episodes`` on a remote
+    store, in a helper process (:mod:`emberbench.record_puts`). Outcomes come
+    in play order, each only after its record is durable, so nothing
+    references a record before it is stored. When playing raises an
+    Exception (a policy's error), the episodes played before it are still
+    stored and yielded, then the error propagates.
     """
     import collections
-    from concurrent.futures import ThreadPoolExecutor
+
+    from .record_puts import record_putter
 
     pending: collections.deque[tuple[EpisodeOutcome, Any, bytes]] = collections.deque()
     in_flight = 0
-
-    def finish() -> EpisodeOutcome:
-        nonlocal in_flight
-        outcome, put, record = pending.popleft()
-        put.result()
-        in_flight -= len(record)
-        return EpisodeOutcome(outcome.index, outcome.record_digest, None, outcome.metrics_bytes, record)
-
     error: Exception | None = None
-    with ThreadPoolExecutor(max_workers=PUTS_AHEAD, thread_name_prefix="emberbench-put") as pool:
+    with record_putter(store, episodes) as puts:
+
+        def finish() -> EpisodeOutcome:
+            nonlocal in_flight
+            outcome, ticket, record = pending.popleft()
+            puts.result(ticket)
+            in_flight -= len(record)
+            return EpisodeOutcome(outcome.index, outcome.record_digest, None, outcome.metrics_bytes, record)
+
         while True:
             try:
                 outcome, record = next(played)
@@ -163,7 +167,7 @@ def stored_behind(store: Any, played: Iterator[tuple[EpisodeOutcome, bytes]]) ->
             except Exception as exc:  # noqa: BLE001 - re-raised below, after the episodes before it
                 error = exc
                 break
-            pending.append((outcome, pool.submit(store.put, record, key=outcome.record_digest), record))
+            pending.append((outcome, puts.submit(record, outcome.record_digest), record))
             in_flight += len(record)
             while len(pending) > PUTS_AHEAD or in_flight > PUT_BYTES_AHEAD:
                 yield finish()

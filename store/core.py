@@ -153,11 +153,41 @@ class Store:
     def _remember(self, key: str, raw_length: int) -> None:
         epoch = getattr(self.backend, "writer_epoch", None)
         if epoch is not None:
-            with self._fresh_lock:
-                self._fresh[key] = (epoch(), raw_length)
-                self._fresh.move_to_end(key)
-                while len(self._fresh) > _FRESH_KEYS:
-                    self._fresh.popitem(last=False)
+            self._add_fresh(key, epoch(), raw_length)
+
+    def _add_fresh(self, key: str, epoch: int, raw_length: int) -> None:
+        with self._fresh_lock:
+            self._fresh[key] = (epoch, raw_length)
+            self._fresh.move_to_end(key)
+            while len(self._fresh) > _FRESH_KEYS:
+                self._fresh.popitem(last=False)
+
+    def lease_epoch(self) -> int | None:
+        """Take or renew this process's writer lease and return its epoch (None: the backend has no leases).
+
+        With :meth:`note_stored`: a put made by another process on this
+        process's behalf counts as this store's own put.
+        """
+        epoch = getattr(self.backend, "writer_epoch", None)
+        if epoch is None:
+            return None
+        with self.backend.writer_guard():
+            return int(epoch())
+
+    def note_stored(self, key: str, raw_length: int, epoch: int | None) -> None:
+        """Count ``key`` as put by this store (no request for :meth:`has` or :meth:`size`).
+
+        Call it only once another process confirmed it stored ``key``, with the
+        :meth:`lease_epoch` taken before that put was asked for. It takes
+        effect only if this process's writer lease has had no gap since: gc
+        never sweeps while a writer lease is held, so the object is still there.
+        """
+        current = getattr(self.backend, "writer_epoch", None)
+        if current is None or epoch is None or epoch < 0:
+            return
+        with self.backend.writer_guard():
+            if current() == epoch:
+                self._add_fresh(validate_key(key), epoch, raw_length)
 
     def put_file(self, path: str | os.PathLike[str], *, key: str | None = None, codec: Codec | None = None) -> str:
         """Store the content of a file in pieces (never whole in memory); returns its key.
