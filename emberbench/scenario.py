@@ -18,7 +18,7 @@ list every problem of a scenario at once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -130,6 +130,14 @@ class Scenario:
             "seed": self.seed,
             "allow_unreachable": self.allow_unreachable,
         }
+
+    def __getstate__(self) -> list[Any]:
+        """Pickled without the memoised derived values: a process rebuilds what it uses (Ray tasks ship less)."""
+        return [{} if f.name == "_cache" else getattr(self, f.name) for f in fields(self)]
+
+    def __setstate__(self, state: list[Any]) -> None:
+        for f, value in zip(fields(self), state):
+            object.__setattr__(self, f.name, value)
 
     def cached(self, key: str, build: Any) -> Any:
         """Memoise a derived, immutable value (such as the compiled grid) on this scenario."""

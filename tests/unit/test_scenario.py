@@ -117,3 +117,18 @@ def test_load_scenario_names_the_file(tmp_path) -> None:  # noqa: ANN001
         load_scenario(bad)
     with pytest.raises(ScenarioError, match="cannot read scenario file"):
         load_scenario(tmp_path / "missing.json")
+
+
+def test_pickled_scenario_leaves_its_memoised_values_behind(suite) -> None:  # noqa: ANN001
+    """A pickled scenario (a Ray task's argument) is the same scenario, without the compiled grid it had cached."""
+    import pickle
+
+    from emberbench.grid import compile_grid
+
+    scenario = suite.scenarios[0]
+    compile_grid(scenario)
+    assert "grid" in scenario._cache
+    copy = pickle.loads(pickle.dumps(scenario))
+    assert copy == scenario and copy.to_dict() == scenario.to_dict() and copy.content_hash == scenario.content_hash
+    assert copy._cache == {} and pickle.dumps(scenario) == pickle.dumps(copy)
+    assert compile_grid(copy).wall.tolist() == compile_grid(scenario).wall.tolist()
