@@ -108,8 +108,9 @@ class HelperPuts:
             if self._gone or self._proc is None or self._proc.stdout is None:
                 return "the helper is gone"
             fd = self._proc.stdout.fileno()
-            ready, _, _ = select.select([fd], [], [], 1.0)
-            if not ready:
+            poller = select.poll()  # not select(): this process may hold fds above FD_SETSIZE
+            poller.register(fd, select.POLLIN)
+            if not poller.poll(1000):
                 if self._proc.poll() is not None:
                     self._gone = True
                 continue
@@ -154,9 +155,14 @@ class HelperPuts:
 @contextmanager
 def record_putter(store: Any, episodes: int) -> Iterator[ThreadPuts | HelperPuts]:
     """The putter for a run of ``episodes`` into ``store`` (the helper for large runs on remote stores)."""
-    remote = getattr(getattr(store, "backend", None), "remote", False)
-    putter: ThreadPuts | HelperPuts = (HelperPuts(store) if remote and episodes >= HELPER_FROM
-                                       else ThreadPuts(store))
+    putter: ThreadPuts | HelperPuts | None = None
+    if getattr(getattr(store, "backend", None), "remote", False) and episodes >= HELPER_FROM:
+        try:
+            putter = HelperPuts(store)
+        except OSError:  # no process to be had (limits, memory): the threads do the same, slower
+            putter = None
+    if putter is None:
+        putter = ThreadPuts(store)
     try:
         yield putter
     finally:
