@@ -1,8 +1,27 @@
-"""Small helpers for tests: building scenarios inline."""
+"""Small helpers for tests: building scenarios inline, watching processes end."""
 
 from __future__ import annotations
 
+import time
+
 from emberbench.scenario import Scenario, scenario_from_dict
+
+
+def process_alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def wait_gone(pid: int, seconds: float = 10.0) -> bool:
+    """Wait up to ``seconds`` for ``pid`` to end; whether it did."""
+    deadline = time.monotonic() + seconds
+    while process_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not process_alive(pid)
 
 
 def make_scenario(

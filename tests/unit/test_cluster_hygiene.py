@@ -6,7 +6,6 @@ import os
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -15,21 +14,7 @@ from emberbench.cluster import hygiene
 from emberbench.cluster.hygiene import MARKER_VAR, REAPER, ProcessGuard, ensure_private_token, local_cpus
 from emberbench.cluster.session import _start_embedded
 from emberbench.errors import ClusterError
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
-def _wait_gone(pid: int, seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return not _alive(pid)
+from tests.helpers import process_alive, wait_gone
 
 
 def test_the_guard_ends_every_marked_process_when_closed() -> None:
@@ -42,8 +27,8 @@ def test_the_guard_ends_every_marked_process_when_closed() -> None:
     assert os.environ.get(MARKER_VAR) == before
     bystander = subprocess.Popen(["sleep", "300"], start_new_session=True)
     try:
-        assert _wait_gone(marked.pid)
-        assert _alive(bystander.pid)
+        assert wait_gone(marked.pid)
+        assert process_alive(bystander.pid)
     finally:
         bystander.kill()
         bystander.wait()
@@ -65,12 +50,12 @@ def test_the_reaper_acts_when_its_owner_dies_without_closing_anything(tmp_path: 
     assert owner.stdout is not None
     helper = int(owner.stdout.readline())
     try:
-        assert _alive(helper)
+        assert process_alive(helper)
         owner.kill()
         owner.wait()
-        assert _wait_gone(helper, 10.0)
+        assert wait_gone(helper, 10.0)
     finally:
-        if _alive(helper):
+        if process_alive(helper):
             os.kill(helper, 9)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import sys
-import time
 
 import pytest
 
@@ -15,6 +14,7 @@ from emberbench.policies.spec import closing, resolve_policy
 from emberbench.results import load_result
 from emberbench.runner import run_evaluation
 from tests.conftest import ROOT
+from tests.helpers import wait_gone
 
 EXAMPLE = ROOT / "docs" / "examples" / "agents" / "nearest_exit_agent.js"
 NODE = shutil.which("node")
@@ -255,15 +255,6 @@ def test_the_agent_process_never_sees_the_scenario_or_seed(tmp_path, suite) -> N
     assert "987654321" not in seen and "v1-pub-01" not in seen and '"step":0' in seen
 
 
-def _alive(pid: int) -> bool:
-    """True while ``pid`` exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 FORKING = ("import json, subprocess, sys\n"
            "helper = subprocess.Popen(['sleep', '300'])\n"
            "open(sys.argv[1], 'w').write(str(helper.pid))\n"
@@ -290,10 +281,7 @@ def test_an_agent_and_everything_it_forked_end_with_the_episode(tmp_path, suite,
     except AgentError:
         assert ending != "finished"
     helper = int(pid_file.read_text())
-    deadline = time.monotonic() + 5
-    while _alive(helper) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(helper)
+    assert wait_gone(helper, 5.0)
 
 
 @pytest.mark.parametrize(("reply", "message"), [

@@ -6,8 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import pytest
 
@@ -15,24 +13,8 @@ from emberbench import record_puts
 from emberbench.record_puts import HelperPuts, ThreadPuts, record_putter
 from emberbench.runner import run_evaluation
 from emberbench.store import StoreIOError, key_of, open_store
+from tests.helpers import process_alive, wait_gone
 from tests.run_support import small_manifest
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return not Path(f"/proc/{pid}/stat").read_text().split(") ")[-1].startswith("Z")
-
-
-def _wait_gone(pid: int, seconds: float = 15.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not _alive(pid):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 class _Elsewhere:
@@ -147,7 +129,7 @@ def test_puts_carry_on_here_when_the_helper_dies(s3_locator) -> None:  # noqa: A
         putter.result(putter.submit(records[0], key_of(records[0])))
         pid = putter._proc.pid
         os.kill(pid, signal.SIGKILL)
-        assert _wait_gone(pid)
+        assert wait_gone(pid, 15.0)
         for ticket in [putter.submit(r, key_of(r)) for r in records[1:]]:
             putter.result(ticket)
     finally:
@@ -174,10 +156,10 @@ def test_helper_ends_when_its_run_is_killed(tmp_path, s3_locator) -> None:  # no
     starter = subprocess.Popen([sys.executable, str(script), s3_locator], stdout=subprocess.PIPE, env=env)
     try:
         helper = int(starter.stdout.readline())
-        assert _alive(helper)
+        assert process_alive(helper)
         starter.kill()
         starter.wait(10)
-        assert _wait_gone(helper), f"helper {helper} still running after its starter was killed"
+        assert wait_gone(helper, 15.0), f"helper {helper} still running after its starter was killed"
     finally:
         if starter.poll() is None:
             starter.kill()
