@@ -196,9 +196,7 @@ class SegmentJournalWriter(JournalWriter):
         self._backend.leases.release(self._lease)
 
     def _delete_held(self) -> None:
-        segments, bases = list_segments(self._backend, self.name)
-        for _, key, _ in [*reversed(segments), *reversed(bases)]:
-            self._backend.delete_key(key)
+        _delete_all(self._backend, self.name)
 
 
 def delete_segments(backend: S3Backend, name: str, timeout: float) -> bool:
@@ -209,12 +207,17 @@ def delete_segments(backend: S3Backend, name: str, timeout: float) -> bool:
     except LockError:
         raise LockError(f"{backend.name}/journals/{name}", "a writer holds this journal") from None
     try:
-        segments, bases = list_segments(backend, name)
-        for _, key, _ in [*reversed(segments), *reversed(bases)]:
-            backend.delete_key(key)
-        return bool(segments or bases)
+        return _delete_all(backend, name)
     finally:
         leases.release(lease)
+
+
+def _delete_all(backend: S3Backend, name: str) -> bool:
+    """Delete every segment and base of ``name`` (the caller holds its lease); whether there was any."""
+    segments, bases = list_segments(backend, name)
+    for _, key, _ in [*reversed(segments), *reversed(bases)]:
+        backend.delete_key(key)
+    return bool(segments or bases)
 
 
 def import_segments(backend: S3Backend, name: str, data: bytes) -> None:
