@@ -44,18 +44,14 @@ def read_exact(reader: BinaryIO, n: int) -> bytes:
     checked). It is asked for in one read, so the usual case returns the
     reader's own buffer without a copy.
     """
-    first = reader.read(n)
-    if len(first) == n or not first:
-        return first
-    parts = [first]
-    n -= len(first)
+    parts: list[bytes] = []
     while n > 0:
         piece = reader.read(n)
         if not piece:
             break
         parts.append(piece)
         n -= len(piece)
-    return b"".join(parts)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def check_stream(key: str, reader: BinaryIO, size: int, where: str, *, verify_data: bool,
