@@ -75,6 +75,8 @@ class HelperPuts:
             [sys.executable, "-m", "emberbench.record_puts", store.locator],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
         self._unpacker = msgpack.Unpacker(max_buffer_size=1 << 20)
+        self._poller = select.poll()  # not select(): this process may hold fds above FD_SETSIZE
+        self._poller.register(self._proc.stdout.fileno(), select.POLLIN)  # type: ignore[union-attr] - a PIPE
         self._next = 0
         self._answers: dict[int, str | None] = {}
         self._gone = False
@@ -108,9 +110,7 @@ class HelperPuts:
             if self._gone or self._proc is None or self._proc.stdout is None:
                 return "the helper is gone"
             fd = self._proc.stdout.fileno()
-            poller = select.poll()  # not select(): this process may hold fds above FD_SETSIZE
-            poller.register(fd, select.POLLIN)
-            if not poller.poll(1000):
+            if not self._poller.poll(1000):
                 if self._proc.poll() is not None:
                     self._gone = True
                 continue

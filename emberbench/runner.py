@@ -32,6 +32,7 @@ from .errors import ResultError, ResumeError
 from .manifest import EvaluationManifest, ManifestEntry, check_manifest
 from .output_lock import OutputLock
 from .policies.spec import FreshPolicies, PolicyFactory, closing, policy_spec_of, resolve_policy
+from .record_puts import PUT_THREADS, record_putter
 from .results import Authenticator, artifact_chunks, authenticate_all, episode_chunk, validate_model_id
 from .suite import Suite
 
@@ -121,8 +122,8 @@ class InProcessExecutor:
         return None if self.store is None else verify_stored(self.store, self.suite, items)
 
 
-PUTS_AHEAD = 4
-"""Record puts a store-backed in-process run keeps in flight while the next episodes play."""
+PUTS_AHEAD = PUT_THREADS
+"""Record puts a store-backed in-process run keeps in flight while the next episodes play (one per put thread)."""
 PUT_BYTES_AHEAD = 64 << 20
 """Record bytes those puts may hold at once (a bound on the memory they take)."""
 
@@ -144,8 +145,6 @@ def stored_behind(store: Any, played: Iterator[tuple[EpisodeOutcome, bytes]],
     stored and yielded, then the error propagates.
     """
     import collections
-
-    from .record_puts import record_putter
 
     pending: collections.deque[tuple[EpisodeOutcome, Any, bytes]] = collections.deque()
     in_flight = 0
