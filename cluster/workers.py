@@ -16,6 +16,7 @@ from functools import cache
 from typing import Any
 
 from emberbench.errors import RecordAuthenticationError
+from emberbench.policies.context import PolicyContext
 from emberbench.policies.spec import FreshPolicies, resolve_policy
 from emberbench.runner import EpisodeOutcome, play_to_outcome
 from emberbench.suite import Suite
@@ -50,18 +51,18 @@ class EpisodeWorker:
 
     def __init__(self, policy: str, store_root: str | None, agent_timeout: float | None,
                  agent_log: str | None = None) -> None:
-        kwargs: dict[str, Any] = {"agent_log": agent_log}
+        self.store = None
+        if store_root is not None:
+            from emberbench.store import open_store
+
+            self.store = open_store(store_root)
+        kwargs: dict[str, Any] = {"agent_log": agent_log, "context": PolicyContext(store=self.store)}
         if agent_timeout is not None:
             kwargs["agent_timeout"] = agent_timeout
         # Refuses a factory that hands out one object twice on this worker.
         self.factory = FreshPolicies(resolve_policy(policy, **kwargs), policy)
         self.suite: Suite | None = None
         self.suite_hash = ""
-        self.store = None
-        if store_root is not None:
-            from emberbench.store import open_store
-
-            self.store = open_store(store_root)
         self.node_id = _node_id()
 
     def run_batch(self, suite_hash: str, suite_holder: list[Any], tasks: bytes) -> tuple[bytes, BaseException | None]:

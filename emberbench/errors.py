@@ -72,6 +72,28 @@ class AgentError(PolicyError):
         return (_rebuild_agent_error, (str(self), self.stderr_tail, self.scenario_id, self.seed))
 
 
+class ModelError(PolicyError):
+    """A served model (an OpenAI-compatible server) gave no usable answer: a refused request, retries spent.
+
+    Attributes:
+        server: the server's base URL (without credentials or query).
+        cause: what went wrong last, in one line (``HTTP 503: overloaded``, ``timed out after 30 s``).
+    """
+
+    def __init__(self, message: str, *, server: str = "", cause: str = "") -> None:
+        super().__init__(message)
+        self.server = server
+        self.cause = cause
+
+    def __reduce__(self):  # noqa: ANN204 - keep the data when the error crosses processes (Ray workers)
+        return (_rebuild_model_error, (str(self), self.server, self.cause))
+
+
+class ModelCacheError(EmberError, ValueError):
+    """A served model's response cache in the store holds an entry that is malformed, of an unknown
+    version, or not for the request it is filed under."""
+
+
 class EvaluationError(EmberError):
     """An evaluation input or output fails a check; nothing is repaired."""
 
@@ -178,6 +200,10 @@ class ManifestTypeError(EvaluationError, TypeError):
 def _rebuild_agent_error(message: str, stderr_tail: tuple[str, ...], scenario_id: str | None,
                          seed: int | None) -> AgentError:
     return AgentError(message, stderr_tail=stderr_tail, scenario_id=scenario_id, seed=seed)
+
+
+def _rebuild_model_error(message: str, server: str, cause: str) -> ModelError:
+    return ModelError(message, server=server, cause=cause)
 
 
 class RecipeError(EmberError, ValueError):

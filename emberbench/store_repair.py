@@ -117,13 +117,15 @@ def _regenerate(store: Any, suite: Any, manifest: Any, spec: str, lost: dict[int
                 agent_timeout: float | None) -> list[str]:
     """Play each lost episode again; store its record only if it reproduces the journaled digest."""
     from .errors import RunIntegrityError
+    from .policies.context import PolicyContext
     from .policies.spec import FreshPolicies, resolve_policy
     from .runner import play_to_outcome
 
     if not lost:
         return []
     kwargs = {} if agent_timeout is None else {"agent_timeout": agent_timeout}
-    factory = FreshPolicies(resolve_policy(spec, **kwargs), spec)
+    # With the store, a served model's lost records are played again from its response cache.
+    factory = FreshPolicies(resolve_policy(spec, context=PolicyContext(store=store), **kwargs), spec)
     done = []
     for index, digest in lost.items():
         outcome, record = play_to_outcome(suite, manifest.episodes[index], factory)

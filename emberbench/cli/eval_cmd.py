@@ -95,7 +95,7 @@ def manifest_show(path: Annotated[Path, typer.Argument(help="A manifest file.")]
 @user_errors
 def run(
     manifest: Annotated[Path, typer.Option("--manifest", help="Evaluation manifest file.")],
-    policy: Annotated[str, typer.Option("--policy", help="Policy spec: built-in name, module:factory, entry-point name, or cmd:<command>.")],
+    policy: Annotated[str, typer.Option("--policy", help="Policy spec: built-in name, module:factory, entry-point name, cmd:<command> or openai:<model>.")],
     model_id: Annotated[str, typer.Option("--model-id", help="Label for this model in the result (1-256 printable characters).")],
     out: Annotated[Path, typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Result artifact to write or resume.")],
     no_resume: Annotated[bool, typer.Option("--no-resume", help="Start from nothing: refuse (never reuse) an existing artifact, or episodes of this run already journaled in the store.")] = False,
@@ -119,6 +119,7 @@ def run(
     from ..errors import EmberError, EvaluationError
     from ..executor_choice import choose_executor
     from ..manifest import load_manifest
+    from ..policies.context import PolicyContext
     from ..policies.spec import resolve_policy
     from ..runner import run_evaluation
     from ..suite import load_suite
@@ -129,12 +130,14 @@ def run(
     s = load_suite(suite)
     m = load_manifest(manifest, s)
     log_dir = agent_log_dir(agent_log)
-    factory = resolve_policy(policy, agent_timeout=agent_timeout, agent_log=log_dir)  # a bad spec fails here
     store = None
     if not no_store:
         from ..store_runner import open_store
 
         store = open_store(resolve_store_dir(store_dir))
+    # A bad spec fails here. The store goes to policies that keep content in it (a served model's cache).
+    factory = resolve_policy(policy, agent_timeout=agent_timeout, agent_log=log_dir,
+                             context=PolicyContext(store=store))
     env = parse_runtime_env(runtime_env)
     common = {"resume": not no_resume, "store": store, "checkpoint_every": checkpoint_every,
               "checkpoint_seconds": checkpoint_seconds}

@@ -8,7 +8,10 @@ A spec is one of:
 * a name registered by an installed package in the entry-point group
   ``emberbench.policies``;
 * ``cmd:<command line>``: an external agent process, one per episode, speaking
-  the line protocol of docs/model-interface.md.
+  the line protocol of docs/model-interface.md;
+* ``openai:<model>``: a model behind an OpenAI-compatible chat-completions
+  server (docs/served-models.md), which uses the store of the
+  :class:`~emberbench.policies.context.PolicyContext` for its response cache.
 
 A factory returns a fresh policy each call; :class:`FreshPolicies` holds a
 factory to that within a run. Policies that hold resources (external agents)
@@ -27,6 +30,7 @@ from typing import Any
 
 from ..errors import PolicyError
 from .baselines import BUILTIN_POLICIES
+from .context import PolicyContext
 
 ENTRY_POINT_GROUP = "emberbench.policies"
 DEFAULT_AGENT_TIMEOUT = 30.0
@@ -36,7 +40,7 @@ PolicyFactory = Callable[[], Callable[[Any], Any]]
 
 
 def resolve_policy(spec: str, *, agent_timeout: float = DEFAULT_AGENT_TIMEOUT,
-                   agent_log: str | None = None) -> PolicyFactory:
+                   agent_log: str | None = None, context: PolicyContext | None = None) -> PolicyFactory:
     """Return the policy factory named by ``spec``.
 
     Args:
@@ -45,6 +49,9 @@ def resolve_policy(spec: str, *, agent_timeout: float = DEFAULT_AGENT_TIMEOUT,
             observation before the run stops.
         agent_log: a folder where an external agent's stderr is saved, one
             file per episode (ignored by other policies).
+        context: the run's store and environment, for policies that use
+            them (``openai:``); ignored by the others. None: no store, and
+            the process's environment.
 
     Raises:
         PolicyError: the spec names nothing that can be loaded.
@@ -57,6 +64,11 @@ def resolve_policy(spec: str, *, agent_timeout: float = DEFAULT_AGENT_TIMEOUT,
         from .external import ExternalAgentFactory
 
         return ExternalAgentFactory(spec[4:], timeout=agent_timeout, log_dir=agent_log)
+    if spec.startswith("openai:"):
+        from .served.openai_chat import openai_factory
+
+        ctx = context if context is not None else PolicyContext()
+        return openai_factory(spec[len("openai:"):], store=ctx.store, environ=ctx.environ)
     if _IMPORT_RE.fullmatch(spec):
         module_name, attr = spec.split(":", 1)
         try:
@@ -86,7 +98,7 @@ def resolve_policy(spec: str, *, agent_timeout: float = DEFAULT_AGENT_TIMEOUT,
     raise PolicyError(
         f"unknown policy {spec!r}: use a built-in name ({', '.join(builtins)}), an installed "
         f"{ENTRY_POINT_GROUP!r} entry point ({', '.join(plugins) or 'none installed'}), module:factory, "
-        "or cmd:<command> (`emberbench policies` lists them)"
+        "cmd:<command> or openai:<model> (`emberbench policies` lists them)"
     )
 
 
