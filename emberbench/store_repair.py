@@ -180,29 +180,6 @@ class RunRemoval:
     applied: bool
 
 
-def find_run(store: Any, prefix: str) -> str:
-    """The run (journal name) that ``prefix`` names: a full name or a unique prefix, with or without ``run-``.
-
-    Raises:
-        StoreUsageError: no run, or several, match.
-    """
-    from .store_runner import RESULT_REF_PREFIX, store_name
-
-    names = set(store.journal_names())
-    for ref in store.refs.names():
-        for lead in (RESULT_REF_PREFIX, "runs/"):
-            if ref.startswith(lead) and "/" not in ref[len(lead):]:
-                names.add(ref[len(lead):])
-    wanted = prefix if prefix.startswith("run-") else f"run-{prefix}"
-    matches = sorted(n for n in names if n.startswith(wanted))
-    if not matches:
-        raise StoreUsageError(f"no run in store {store_name(store)} matches {prefix!r}")
-    if len(matches) > 1:
-        raise StoreUsageError(f"{prefix!r} matches {len(matches)} runs ({', '.join(m[:16] for m in matches[:4])}"
-                              f"{', ...' if len(matches) > 4 else ''}); give more of the name")
-    return matches[0]
-
-
 def remove_run(store: Any, run: str, *, apply: bool = False) -> RunRemoval:
     """Delete the journal of ``run`` and its ``results/`` and ``runs/`` refs (only with ``apply``).
 
@@ -234,4 +211,4 @@ def remove_run(store: Any, run: str, *, apply: bool = False) -> RunRemoval:
     return RunRemoval(run=run, journal=journal, refs=refs, info=info, applied=apply)
 
 
-__all__ = ["RepairReport", "RunRemoval", "find_run", "remove_run", "repair_store"]
+__all__ = ["RepairReport", "RunRemoval", "remove_run", "repair_store"]

@@ -37,6 +37,26 @@ StoreOption = Annotated[
 ]
 
 
+def parse_run_id_argument(value: str) -> str:
+    """A run id argument, checked by the one rule of :func:`emberbench.catalog.parse_run_id` (else exit 2)."""
+    from ..catalog import parse_run_id
+    from ..errors import StoreUsageError
+
+    try:
+        parse_run_id(value)
+    except StoreUsageError as exc:  # parse_run_id raises it only for a malformed id: a usage error
+        raise typer.BadParameter(str(exc)) from None
+    return value
+
+
+RunIdArgument = Annotated[
+    str,
+    typer.Argument(metavar="ID", parser=parse_run_id_argument,
+                   help="The run: a unique prefix (4 to 64 hex digits) of its id as `runs ls` shows it, or its "
+                        "full name run-<64 hex digits>."),
+]
+
+
 def default_store(environ: Mapping[str, str] | None = None) -> str:
     """The store locator used when ``--store`` is not given.
 
@@ -255,15 +275,16 @@ def audit(
 
 
 def rm_run(
-    run: Annotated[str, typer.Argument(help="The run: its journal name (run-...) or a unique prefix of it.")],
+    run: RunIdArgument,
     store_dir: StoreOption = None,
     apply: Annotated[bool, typer.Option("--apply", help="Delete for real (default: dry run).")] = False,
 ) -> None:
     """Delete one run: its journal and its results/ and runs/ refs (dry run unless --apply); gc frees its objects."""
-    from ..store_repair import find_run, remove_run
+    from ..catalog import resolve_run
+    from ..store_repair import remove_run
 
     st = _open(store_dir)
-    removal = remove_run(st, find_run(st, run), apply=apply)
+    removal = remove_run(st, resolve_run(st, run), apply=apply)
     what = (["journal"] if removal.journal else []) + [f"ref {ref}" for ref in removal.refs]
     info = removal.info
     about = "" if info is None else (f" (model {info.model_id!r}, policy {info.policy!r}, "
