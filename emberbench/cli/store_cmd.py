@@ -159,12 +159,16 @@ def fsck(
     ] = False,
     suite: Annotated[Optional[Path], typer.Option("--suite", help="With --repair: the runs' suite folder; default: the public suite.")] = None,  # noqa: UP007
 ) -> None:
-    """Check every object's frame and checksum (and more, by level). Exit 1 on damage (left unrepaired)."""
+    """Check every object's frame and checksum, and every run's refs and journal (more by level).
+
+    Exit 1 on damage (left unrepaired).
+    """
     from emberbench.store import fsck as run_fsck
 
-    report = run_fsck(
-        _open(store_dir), verify_data=verify_data, connectivity=connectivity, quarantine=not no_quarantine
-    )
+    from ..run_damage import store_damage
+
+    st = _open(store_dir)
+    report = run_fsck(st, verify_data=verify_data, connectivity=connectivity, quarantine=not no_quarantine)
     typer.echo(f"checked {report.objects_checked} objects ({', '.join(report.levels)})")
     for bad in report.corrupt:
         where = f" -> {bad.quarantined_to}" if bad.quarantined_to else " (left in place)"
@@ -183,9 +187,12 @@ def fsck(
         typer.echo(f"{len(report.dangling)} dangling objects (unreferenced; gc collects them after the grace period)")
     if report.quarantine_files:
         typer.echo(f"{report.quarantine_files} files in quarantine/")
-    ok = report.ok
+    damages = store_damage(st)
+    for damage in damages:
+        typer.echo(f"damaged  run {damage.run}: {damage}")
+    ok = report.ok and not damages
     if repair:
-        ok = _repair(_open(store_dir), suite, verify_data=verify_data, connectivity=connectivity)
+        ok = _repair(st, suite, verify_data=verify_data, connectivity=connectivity)
     if not ok:
         raise fail("fsck found problems (see above)")
     typer.echo("ok")
@@ -195,6 +202,7 @@ def _repair(st, suite: Path | None, *, verify_data: bool, connectivity: bool) ->
     """Repair every run, print what was and was not repaired, check again; True if the store is now sound."""
     from emberbench.store import fsck as run_fsck
 
+    from ..run_damage import store_damage
     from ..store_repair import repair_store
     from ..suite import load_suite
 
@@ -206,8 +214,13 @@ def _repair(st, suite: Path | None, *, verify_data: bool, connectivity: bool) ->
     again = run_fsck(st, verify_data=verify_data, connectivity=connectivity, quarantine=False)
     for root, key in again.missing:
         typer.echo(f"still missing  {key} referenced by {root}")
+    for what, reason in again.bad_roots:
+        typer.echo(f"still unreadable {what}: {reason}")
+    damages = store_damage(st)
+    for damage in damages:
+        typer.echo(f"still damaged  run {damage.run}: {damage}")
     typer.echo(f"repair: {len(done.repaired)} repaired, {len(done.unrepaired)} run(s) not repaired")
-    return again.ok and done.ok
+    return again.ok and done.ok and not damages
 
 
 def gc(
