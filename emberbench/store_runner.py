@@ -80,7 +80,8 @@ def result_ref_name(manifest_hash: str, model_id: str) -> str:
 
 def _journal_failure(name: str, store: Any, exc: Exception) -> RunIntegrityError:
     return RunIntegrityError(f"integrity error: the run journal {name} in store {store_name(store)} cannot be read: {exc}; "
-                             f"nothing was repaired (`emberbench store rm-run {name}` removes the run)", subject=name)
+                             "nothing was repaired (`emberbench store fsck --repair` rebuilds it from the run's stored "
+                             f"result, `emberbench store rm-run {name}` removes the run)", subject=name)
 
 
 class StoreSink:
@@ -204,24 +205,21 @@ class StoreSink:
         return header
 
     def _load_entries(self, entries: tuple[Any, ...]) -> dict[int, str]:
-        """Journaled episodes as ``{index: digest}`` (not yet trusted)."""
-        from emberbench.store import validate_key
+        """Journaled episodes as ``{index: digest}`` (not yet trusted), after the checks fsck and audit make too.
 
-        journaled: dict[int, str] = {}
-        n = len(self.manifest.episodes)
-        for position, entry in enumerate(entries[1:], start=1):
-            data = entry.data
-            index, digest = data.get("index"), data.get("digest")
+        A ref of the run that holds no valid key, an entry that is not an
+        episode of this manifest, or a finished journal that lacks an episode
+        is an integrity error naming the object (:mod:`emberbench.run_damage`).
+        """
+        from .run_damage import RunDamage, journaled_episodes, ref_damage
+
+        damage = ref_damage(self.store, self.name)
+        if damage is None:
             try:
-                validate_key(digest)
-            except ValueError:
-                index = None
-            if (not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < n
-                    or journaled.get(index, digest) != digest or entry.keys != (digest,)):
-                raise _journal_failure(self.name, self.store, ValueError(f"entry {position} is not an episode of "
-                                                                         "this manifest"))
-            journaled[index] = digest
-        return journaled
+                return journaled_episodes(entries, len(self.manifest.episodes), finished=self.journal.finished)
+            except ValueError as exc:
+                damage = RunDamage(self.name, f"journal {self.name}", str(exc))
+        raise damage.error(store_name(self.store))
 
     def _new_info(self) -> RunInfo:
         m = self.manifest
