@@ -169,7 +169,10 @@ def check_sidecar(found: RunSidecar, manifest: Any, model_id: str, spec: str, ou
     from .runner import check_resumable
 
     where = sidecar_path_of(out)
-    check_resumable(found.manifest_hash, found.model_id, manifest, model_id, f"{out} (by its run sidecar {where.name})")
+    try:
+        check_resumable(found.manifest_hash, found.model_id, manifest, model_id, out)
+    except ResumeError as exc:
+        raise ResumeError(f"{exc} (recorded in {where.name})") from None
     if found.policy != spec:
         raise ResumeError(
             f"{out} was begun with policy {found.policy!r} ({where.name}); this run uses policy {spec!r}, and one "

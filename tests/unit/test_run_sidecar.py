@@ -154,7 +154,7 @@ def test_a_sidecar_of_another_run_is_refused(tmp_path, suite) -> None:  # noqa: 
     partial(manifest, suite, "stay", out, 1)
     data = json.loads(sidecar_path_of(out).read_text())
     sidecar_path_of(out).write_text(json.dumps({**data, "model_id": "other"}))
-    with pytest.raises(ResumeError, match=r"by its run sidecar p\.json\.run\) belongs to model id 'other', not 'm'"):
+    with pytest.raises(ResumeError, match=r"p\.json belongs to model id 'other', not 'm' \(recorded in p\.json\.run\)"):
         run_evaluation(manifest, suite, "stay", "m", out)
 
 
