@@ -225,6 +225,7 @@ def verify(
 ) -> None:
     """Authenticate a result artifact completely (every record replayed); exit 0 only if it is also complete."""
     from ..result_stream import verify_artifact
+    from ..run_sidecar import policy_note
     from ..suite import load_suite
     from .cluster_cmd import replay_on_ray, resolve_address
 
@@ -236,8 +237,9 @@ def verify(
 
         r = verify_on_ray(path, s, workers=workers, address=resolve_address(address))
     done, scheduled = len(r.indices), len(r.manifest.episodes)
-    facts = (f"{path}: model {r.model_id!r}, {done}/{scheduled} episodes authenticated, manifest {r.manifest.hash}, "
-             f"result digest {r.digest}")
+    note = policy_note(path, r.model_id, r.manifest.hash)  # from the run sidecar, where there is one
+    facts = (f"{path}: model {r.model_id!r}{'' if note is None else ', ' + note}, {done}/{scheduled} episodes "
+             f"authenticated, manifest {r.manifest.hash}, result digest {r.digest}")
     if done == scheduled:
         typer.echo(f"ok: {facts}")
         return

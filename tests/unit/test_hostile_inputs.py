@@ -159,6 +159,8 @@ class Template:
     Attributes:
         option: an option the error may name instead of the file (a report
             that differs from ``--expect`` names the option).
+        copies: ``(good file, name in the case folder)`` pairs copied before
+            the case (an artifact whose run sidecar is the hostile part).
     """
 
     name: str
@@ -167,6 +169,7 @@ class Template:
     suite_copy: bool = False
     outputs: tuple[str, ...] = field(default=())
     option: str | None = None
+    copies: tuple[tuple[str, str], ...] = field(default=())
 
 
 INPUT_TEMPLATES = [
@@ -218,6 +221,10 @@ INPUT_TEMPLATES = [
     Template("store audit --store", ("store", "audit", "--store", "{X}")),
     Template("run --store", ("run", "--manifest", "{good}/m.json", "--policy", "greedy", "--model-id", "m",
                              "--out", "{case}/out.json", "--executor", "local", "--store", "{X}")),
+    Template("run --out (resume: run sidecar)", ("run", "--manifest", "{good}/m.json", "--policy", "greedy",
+                                                 "--model-id", "greedy", "--out", "{case}/out.json", "--executor",
+                                                 "local", "--no-store"), slot="out.json.run",
+             copies=(("a.json", "out.json"),)),
 ]
 
 OUTPUT_TEMPLATES = [
@@ -227,6 +234,13 @@ OUTPUT_TEMPLATES = [
                            "--out", "{X}", "--executor", "local", "--no-store")),
     Template("run --out (store)", ("run", "--manifest", "{good}/m.json", "--policy", "greedy", "--model-id", "m",
                                    "--out", "{X}", "--executor", "local", "--store", "{case}/store")),
+    Template("run --out (its run sidecar)", ("run", "--manifest", "{good}/m.json", "--policy", "greedy", "--model-id",
+                                             "m", "--out", "{case}/out.json", "--executor", "local", "--no-store"),
+             slot="out.json.run"),
+    Template("run --out (store, its run sidecar)", ("run", "--manifest", "{good}/m.json", "--policy", "greedy",
+                                                    "--model-id", "m", "--out", "{case}/out.json", "--executor",
+                                                    "local", "--store", "{case}/store"), slot="out.json.run",
+             outputs=("store",)),
     Template("pair --out", ("pair", "{good}/a.json", "{good}/b.json", "--out", "{X}")),
     Template("stats --out", ("stats", "{good}/a.json", "--resamples", "100", "--out", "{X}")),
     Template("compare --out", ("compare", "{good}/a.json", "{good}/b.json", "--resamples", "100", "--out", "{X}")),
@@ -332,6 +346,8 @@ def _check(result, code: int, names: tuple[str, ...], *, changed: set[str], allo
 def _prepare(template: Template, case: Path, good: Path, make: Callable[[Path], None]) -> tuple[list[str], Path]:
     if template.suite_copy:
         shutil.copytree(public_suite_path(), case / "suite")
+    for source, name in template.copies:
+        shutil.copy(good / source, case / name)
     target = case / template.slot
     if target.exists():
         target.unlink()
