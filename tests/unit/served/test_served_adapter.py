@@ -217,7 +217,8 @@ def test_cache_makes_a_rerun_free_and_identical(model_server, suite, tmp_path, t
     """With a store, a rerun of a removed run asks the server nothing and writes the same artifact byte for
     byte; another model id on the same store is answered from the cache too."""
     from emberbench.store import open_store
-    from emberbench.store_repair import find_run, remove_run
+    from emberbench.catalog import run_names
+    from emberbench.store_repair import remove_run
 
     store = open_store(tmp_path / "store", create=True)
     model = f"greedy+lat5+{tag}"
@@ -230,7 +231,8 @@ def test_cache_makes_a_rerun_free_and_identical(model_server, suite, tmp_path, t
     steps = sum(len(e.record.actions) for e in load_result(tmp_path / "a.json", suite).episodes)
     # Each distinct request is sent once: steps that repeat an earlier observation are answered from the cache.
     assert 0 < sent <= steps and len({e["body"] for e in log}) == sent
-    remove_run(store, find_run(store, "run-"), apply=True)
+    (only_run,) = run_names(store)
+    remove_run(store, only_run, apply=True)
     again = run_evaluation(manifest, suite, factory(model_server, model, store), "m", tmp_path / "b.json",
                            store=store, policy_spec=spec)
     assert again.ran == len(manifest.episodes) and again.resumed == 0

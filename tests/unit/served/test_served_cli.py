@@ -57,7 +57,11 @@ def test_run_end_to_end_with_the_store_cache(model_server, tmp_path, tag) -> Non
     sent = len(model_server.log(model))
     assert sent > 0
     assert len(verify_artifact(tmp_path / "a.json", suite).indices) == 2
-    removed = cli(["store", "rm-run", "run-", "--apply", "--store", store], model_server, tmp_path)
+    from emberbench.catalog import run_names
+    from emberbench.store import open_store
+
+    (only_run,) = run_names(open_store(store))
+    removed = cli(["store", "rm-run", only_run, "--apply", "--store", store], model_server, tmp_path)
     assert removed.returncode == 0, removed.stderr
     (tmp_path / "a.json").rename(tmp_path / "first.json")
     again = cli(run, model_server, tmp_path)
