@@ -121,3 +121,41 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes | Iterable[byte
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write ASCII/UTF-8 ``text`` to ``path`` atomically."""
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def create_private_file(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Create ``path`` holding ``data``, readable and writable by its owner only (mode 0600).
+
+    For secrets (a signing key). Unlike :func:`atomic_write_bytes` it never
+    replaces anything: the bytes go to a temporary file (created 0600, so
+    they are never readable by others, not even for an instant), are fsynced,
+    and the file is then *linked* to its name, which fails if the name
+    exists, even if it appeared meanwhile. A crash leaves no file or the
+    whole file, at worst a stray ``.tmp`` beside it.
+
+    Raises:
+        OutputPathError: something exists at ``path`` (nothing is written),
+            or the folder is missing.
+    """
+    target = check_output_path(path)
+    if os.path.lexists(target):
+        raise OutputPathError(f"{target} exists; it is never replaced")
+    folder = target.parent if str(target.parent) else Path(".")
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(tmp_name, target)
+        except FileExistsError:
+            raise OutputPathError(f"{target} exists; it is never replaced") from None
+    finally:
+        try:
+            os.unlink(tmp_name)
+        except FileNotFoundError:
+            pass
+    fsync_dir(folder)
+    return target
