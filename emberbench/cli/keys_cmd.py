@@ -51,6 +51,17 @@ def keyring_from(option: Path | None) -> Any:
     return read_keyring(path)
 
 
+def parse_time(value: object) -> str:
+    """An ISO 8601 UTC time option (``2026-01-31T00:00:00Z``); anything else is a usage error."""
+    from ..errors import SigningKeyError
+    from ..provenance.keys import check_time
+
+    try:
+        return check_time(value, "the time")
+    except SigningKeyError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
 def generate(
     out: Annotated[Path, typer.Option("--out", parser=parse_output_file, metavar="KEY",
                                       help="Private key file to create (mode 0600); the public key goes to KEY.pub.")],
@@ -72,8 +83,8 @@ def add(
     keyring: Annotated[Path, typer.Option("--keyring", parser=parse_output_file, metavar="FILE",
                                           help="Keyring file to add to (created if missing).")],
     name: Annotated[str, typer.Option("--name", help="Who or what signs with this key (shown by verify).")],
-    not_before: Annotated[Optional[str], typer.Option("--not-before", metavar="TIME", help="Trust attestations made at or after this UTC time (2026-01-31T00:00:00Z).")] = None,  # noqa: UP007
-    not_after: Annotated[Optional[str], typer.Option("--not-after", metavar="TIME", help="Trust attestations made at or before this UTC time.")] = None,  # noqa: UP007
+    not_before: Annotated[Optional[str], typer.Option("--not-before", parser=parse_time, metavar="TIME", help="Trust attestations made at or after this UTC time (2026-01-31T00:00:00Z).")] = None,  # noqa: UP007
+    not_after: Annotated[Optional[str], typer.Option("--not-after", parser=parse_time, metavar="TIME", help="Trust attestations made at or before this UTC time.")] = None,  # noqa: UP007
     replace: Annotated[bool, typer.Option("--replace", help="Replace the key's entry if the keyring has it.")] = False,
 ) -> None:
     """Trust a public key: add it to a keyring file, with a name and an optional validity period."""

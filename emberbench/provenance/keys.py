@@ -152,7 +152,7 @@ def generate_key_files(out: str | os.PathLike[str]) -> tuple[str, Path, Path]:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from ..atomic import check_output_path, create_private_file
+    from ..atomic import check_output_path
     from ..errors import OutputPathError
 
     private_path = Path(out)
@@ -176,10 +176,51 @@ def generate_key_files(out: str | os.PathLike[str]) -> tuple[str, Path, Path]:
 
 
 def _create_public_file(path: Path, data: bytes) -> None:
-    from ..atomic import create_private_file
-
     create_private_file(path, data)
     os.chmod(path, 0o644)  # a public key may be read by anyone
+
+
+def create_private_file(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Create ``path`` holding ``data``, readable and writable by its owner only (mode 0600).
+
+    For secrets (a signing key). Unlike :func:`emberbench.atomic.atomic_write_bytes` it never
+    replaces anything: the bytes go to a temporary file (created 0600, so
+    they are never readable by others, not even for an instant), are fsynced,
+    and the file is then *linked* to its name, which fails if the name
+    exists, even if it appeared meanwhile. A crash leaves no file or the
+    whole file, at worst a stray ``.tmp`` beside it.
+
+    Raises:
+        OutputPathError: something exists at ``path`` (nothing is written),
+            or the folder is missing.
+    """
+    import tempfile
+
+    from ..atomic import check_output_path, fsync_dir
+    from ..errors import OutputPathError
+
+    target = check_output_path(path)
+    if os.path.lexists(target):
+        raise OutputPathError(f"{target} exists; it is never replaced")
+    folder = target.parent if str(target.parent) else Path(".")
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(tmp_name, target)
+        except FileExistsError:
+            raise OutputPathError(f"{target} exists; it is never replaced") from None
+    finally:
+        try:
+            os.unlink(tmp_name)
+        except FileNotFoundError:
+            pass
+    fsync_dir(folder)
+    return target
 
 
 # -- the keyring --------------------------------------------------------------------------------
@@ -360,6 +401,7 @@ __all__ = [
     "SigningKey",
     "TrustedKey",
     "check_time",
+    "create_private_file",
     "generate_key_files",
     "key_id",
     "load_public_key",
