@@ -409,7 +409,8 @@ def read_attestation(path: Any) -> bytes:
     """The bytes of an attestation file (a DSSE envelope), read under the input policy.
 
     Raises:
-        InputFileError: the file is missing, not a regular file, over 1 MiB, or not a JSON object.
+        InputFileError: the file is missing, not a regular file, or over 1 MiB (its form is checked
+            by :func:`verify_attestation`).
     """
     return read_input(path, ATTESTATION_FILE)
 

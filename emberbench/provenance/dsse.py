@@ -11,7 +11,8 @@ exact body bytes::
 (lengths in bytes, ASCII decimal without leading zeros; ``type`` UTF-8). So
 the signed bytes are the body as it was written, never a re-serialization:
 the verifier decodes the payload, checks a signature over PAE of those
-bytes, and only then parses them (:func:`Envelope.verify_with`).
+bytes (:func:`signature_verifies`), and only then parses them
+(:func:`emberbench.provenance.attest.verify_envelope`).
 
 Rules followed from the DSSE envelope specification: ``payload``,
 ``payloadType``, ``signatures`` and each ``sig`` are required; ``keyid`` is

@@ -280,3 +280,14 @@ def test_statement_with_another_predicate_type_is_refused() -> None:
     envelope = sign_statement(parse_statement((GOLDEN / "attestation-statement-1.0.json").read_bytes(),
                                               where="golden"), SIGNER)
     assert parse_statement(envelope.payload, where="again").subject_digest.startswith("46bb")
+
+
+def test_gc_keeps_the_attestation_and_collects_a_replaced_one(signed: SignedRun) -> None:
+    """The attestations/ ref is a gc root: the current envelope stays, one it no longer names is collected."""
+    from emberbench.store import gc
+
+    replaced = attest_run(signed.store, signed.run, SIGNER, simulator_version="0.0.1-test")
+    assert replaced.key != signed.key
+    gc(signed.store, grace_seconds=0, apply=True)
+    assert signed.store.has(replaced.key) and not signed.store.has(signed.key)
+    assert check_run_attestation(signed.store, signed.run, RING).state == "signed"
