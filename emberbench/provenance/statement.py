@@ -91,7 +91,9 @@ def redact_command(argv: list[str]) -> list[str]:
 
     ``user:password@`` in any URL (``--store s3://b/p?endpoint=http://u:pw@host``)
     is dropped, and the value of an option in :data:`SECRET_OPTIONS` becomes
-    ``<redacted>``; the program is named by its file name only.
+    ``<redacted>``; the program is named by its file name only. Control
+    characters are escaped (``\\n``), and a word longer than 4096 characters
+    or words past the 512th are cut (``...``), so any command line fits.
     """
     out: list[str] = []
     hide_next = False
@@ -104,8 +106,10 @@ def redact_command(argv: list[str]) -> list[str]:
             hide_next = True
         elif word.startswith(tuple(f"{o}=" for o in SECRET_OPTIONS)):
             word = word.split("=", 1)[0] + "=<redacted>"
-        out.append(_USERINFO_RE.sub("", word))
-    return out
+        word = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                       for c in _USERINFO_RE.sub("", word))
+        out.append(word if len(word) <= 4096 else word[:4093] + "...")
+    return out if len(out) <= MAX_COMMAND_WORDS else out[:MAX_COMMAND_WORDS - 1] + ["..."]
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,3 +66,14 @@ def test_command_line_loses_credentials_and_secret_option_values() -> None:
     assert redact_command(argv) == ["emberbench", "run", "--store", "s3://b/p?endpoint=http://host:9000",
                                     "--runtime-env", "<redacted>", "--address=ray://head:10001",
                                     "--runtime-env=<redacted>"]
+
+
+def test_any_command_line_fits_the_statement() -> None:
+    """Control characters are escaped and overlong words or lines are cut, so signing never fails on argv."""
+    from emberbench.provenance.statement import Invocation
+
+    argv = ["emberbench", "run", "--policy", "cmd:agent --x 'a\nb'", "y" * 5000] + ["w"] * 600
+    command = redact_command(argv)
+    assert command[3] == "cmd:agent --x 'a\\nb'" and len(command[4]) == 4096 and command[4].endswith("...")
+    assert len(command) == 512 and command[-1] == "..."
+    Invocation(tuple(command), "local", None, ("host",))
