@@ -121,4 +121,3 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes | Iterable[byte
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write ASCII/UTF-8 ``text`` to ``path`` atomically."""
     atomic_write_bytes(path, text.encode("utf-8"))
-
