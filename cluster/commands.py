@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from emberbench.manifest import EvaluationManifest
-from emberbench.runner import Progress, RunSummary, claim_output, run_evaluation
+from emberbench.runner import Progress, RunSummary, check_before_start, claim_output, run_evaluation
 from emberbench.suite import Suite
 
 from .auth import RayAuthenticator
@@ -46,13 +46,15 @@ def run_on_ray(manifest: EvaluationManifest, suite: Suite, policy: str, model_id
             every node), or None.
         Other arguments: as :func:`emberbench.runner.run_evaluation`.
     """
-    # The output is claimed before Ray starts, so a second run on it is refused at once.
-    with claim_output(out) as lock, ray_executor(suite, policy, store=store, workers=workers, address=address,
-                                                 runtime_env=runtime_env, agent_timeout=agent_timeout,
-                                                 agent_log=agent_log) as executor:
-        return run_evaluation(manifest, suite, policy, model_id, out, resume=resume, executor=executor,
-                              store=store, progress=progress, checkpoint_every=checkpoint_every,
-                              checkpoint_seconds=checkpoint_seconds, policy_spec=policy, output_lock=lock)
+    # The output is claimed before Ray starts, so a second run on it is refused at once; so is a resume
+    # under another policy (the output's sidecar, the journal header), before Ray's slow start.
+    with claim_output(out) as lock:
+        check_before_start(manifest, model_id, out, policy, store=store, resume=resume)
+        with ray_executor(suite, policy, store=store, workers=workers, address=address, runtime_env=runtime_env,
+                          agent_timeout=agent_timeout, agent_log=agent_log) as executor:
+            return run_evaluation(manifest, suite, policy, model_id, out, resume=resume, executor=executor,
+                                  store=store, progress=progress, checkpoint_every=checkpoint_every,
+                                  checkpoint_seconds=checkpoint_seconds, policy_spec=policy, output_lock=lock)
 
 
 @contextlib.contextmanager

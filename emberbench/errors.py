@@ -172,7 +172,7 @@ class StoreUsageError(EmberError, ValueError):
 
 
 class RunInfoError(EmberError, ValueError):
-    """A run-info object or a run journal's header is malformed or of an unknown version."""
+    """A run-info object, a run journal's header or a run sidecar is malformed or of an unknown version."""
 
 
 class AttestationError(EmberError, ValueError):

@@ -293,6 +293,7 @@ def verify(
     keyring and be about this very artifact (its SHA-256, manifest and model).
     """
     from ..result_stream import verify_artifact
+    from ..run_sidecar import policy_note
     from ..suite import load_suite
     from .cluster_cmd import replay_on_ray, resolve_address
 
@@ -319,8 +320,9 @@ def verify(
         signature = verify_attestation(envelope, trusted, result_digest=r.digest, where=str(attestation),
                                        manifest_hash=r.manifest.hash, model_id=r.model_id).describe()
     done, scheduled = len(r.indices), len(r.manifest.episodes)
-    facts = (f"{path}: model {r.model_id!r}, {done}/{scheduled} episodes authenticated, manifest {r.manifest.hash}, "
-             f"result digest {r.digest}")
+    note = policy_note(path, r.model_id, r.manifest.hash)  # from the run sidecar, where there is one
+    facts = (f"{path}: model {r.model_id!r}{'' if note is None else ', ' + note}, {done}/{scheduled} episodes "
+             f"authenticated, manifest {r.manifest.hash}, result digest {r.digest}")
     if signature is not None:
         facts += f"; {signature}"
     if done == scheduled:

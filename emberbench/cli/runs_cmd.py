@@ -1,7 +1,8 @@
 """``emberbench runs ls|show|verify|export|attest``: the run catalog of a store (see :mod:`emberbench.catalog`).
 
 A run is named by a short id: a unique prefix (at least 4 hex digits) of the
-64 hex digits of its name, as ``runs ls`` prints them.
+64 hex digits of its name, as ``runs ls`` prints them (the rule is
+:func:`emberbench.catalog.parse_run_id`, shared with ``store rm-run``).
 """
 
 from __future__ import annotations
@@ -16,11 +17,9 @@ from ._common import user_errors
 from .args import parse_output_file, parse_output_file_or_none
 from .cluster_cmd import AddressOption, ParallelWorkersOption
 from .keys_cmd import KeyringOption, SigningKeyOption, keyring_from, signing_key_from
-from .store_cmd import StoreOption, _open
+from .store_cmd import RunIdArgument, StoreOption, _open
 from .suite_cmd import SuiteOption
 
-RunIdArgument = Annotated[str, typer.Argument(metavar="ID", help="The run: a unique prefix (4 or more hex digits) of "
-                                                                 "its id, as `runs ls` shows it.")]
 PARTIAL_EXIT = 3
 """Exit status of ``runs verify`` when the run is authenticated but incomplete (as ``verify``)."""
 
@@ -106,12 +105,14 @@ def verify(
     The second line says who signed the run (checked against the keyring),
     or that it is unsigned.
     """
+    from ..catalog import resolve_run
     from ..catalog_verify import verify_run
     from ..suite import load_suite
     from .cluster_cmd import replay_on_ray, resolve_address
 
     trusted = keyring_from(keyring)
     st, s = _open(store_dir), load_suite(suite)
+    run_id = resolve_run(st, run_id)  # an unknown or ambiguous id is refused before Ray starts
     if executor is Executor.ray or replay_on_ray(workers, address):
         from emberbench.cluster import verify_run_on_ray
 

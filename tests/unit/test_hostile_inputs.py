@@ -159,6 +159,8 @@ class Template:
     Attributes:
         option: an option the error may name instead of the file (a report
             that differs from ``--expect`` names the option).
+        copies: ``(good file, name in the case folder)`` pairs copied before
+            the case (an artifact whose run sidecar is the hostile part).
     """
 
     name: str
@@ -167,6 +169,7 @@ class Template:
     suite_copy: bool = False
     outputs: tuple[str, ...] = field(default=())
     option: str | None = None
+    copies: tuple[tuple[str, str], ...] = field(default=())
 
 
 INPUT_TEMPLATES = [
@@ -218,6 +221,10 @@ INPUT_TEMPLATES = [
     Template("store audit --store", ("store", "audit", "--store", "{X}")),
     Template("run --store", ("run", "--manifest", "{good}/m.json", "--policy", "greedy", "--model-id", "m",
                              "--out", "{case}/out.json", "--executor", "local", "--store", "{X}")),
+    Template("run --out (resume: run sidecar)", ("run", "--manifest", "{good}/m.json", "--policy", "greedy",
+                                                 "--model-id", "greedy", "--out", "{case}/out.json", "--executor",
+                                                 "local", "--no-store"), slot="out.json.run",
+             copies=(("a.json", "out.json"),)),
 ]
 
 OUTPUT_TEMPLATES = [
@@ -227,6 +234,13 @@ OUTPUT_TEMPLATES = [
                            "--out", "{X}", "--executor", "local", "--no-store")),
     Template("run --out (store)", ("run", "--manifest", "{good}/m.json", "--policy", "greedy", "--model-id", "m",
                                    "--out", "{X}", "--executor", "local", "--store", "{case}/store")),
+    Template("run --out (its run sidecar)", ("run", "--manifest", "{good}/m.json", "--policy", "greedy", "--model-id",
+                                             "m", "--out", "{case}/out.json", "--executor", "local", "--no-store"),
+             slot="out.json.run"),
+    Template("run --out (store, its run sidecar)", ("run", "--manifest", "{good}/m.json", "--policy", "greedy",
+                                                    "--model-id", "m", "--out", "{case}/out.json", "--executor",
+                                                    "local", "--store", "{case}/store"), slot="out.json.run",
+             outputs=("store",)),
     Template("pair --out", ("pair", "{good}/a.json", "{good}/b.json", "--out", "{X}")),
     Template("stats --out", ("stats", "{good}/a.json", "--resamples", "100", "--out", "{X}")),
     Template("compare --out", ("compare", "{good}/a.json", "{good}/b.json", "--resamples", "100", "--out", "{X}")),
@@ -332,6 +346,8 @@ def _check(result, code: int, names: tuple[str, ...], *, changed: set[str], allo
 def _prepare(template: Template, case: Path, good: Path, make: Callable[[Path], None]) -> tuple[list[str], Path]:
     if template.suite_copy:
         shutil.copytree(public_suite_path(), case / "suite")
+    for source, name in template.copies:
+        shutil.copy(good / source, case / name)
     target = case / template.slot
     if target.exists():
         target.unlink()
@@ -539,3 +555,69 @@ def test_a_200_mb_input_is_refused_within_bounded_time_and_memory(name: str, arg
     assert peak_mb < 2.5 * BIG_MB + 150, f"peak {peak_mb:.0f} MB"
     assert seconds < 60
     assert list(cwd.iterdir()) == []
+
+
+# -- run ids: one rule for every command that takes one (issue 22, defect 2) ---------------------
+
+RUN_ID_COMMANDS = [
+    ("store rm-run --apply", ("store", "rm-run", "{ID}", "--store", "{store}", "--apply")),
+    ("store rm-run", ("store", "rm-run", "{ID}", "--store", "{store}")),
+    ("runs show", ("runs", "show", "{ID}", "--store", "{store}")),
+    ("runs verify", ("runs", "verify", "{ID}", "--store", "{store}")),
+    ("runs verify --executor ray", ("runs", "verify", "{ID}", "--store", "{store}", "--executor", "ray")),
+    ("runs export", ("runs", "export", "{ID}", "--store", "{store}", "--out", "{case}/o.json")),
+]
+# (name, id with {run} = the run's 64 digits, exit status, what the one line must say)
+RUN_IDS = [
+    ("empty", "", 2, "at least 4 hex digits"),
+    ("3 digits of the run", "{run3}", 2, "at least 4 hex digits"),
+    ("run- alone", "run-", 2, "at least 4 hex digits"),
+    ("run- and 3 digits", "run-{run3}", 2, "at least 4 hex digits"),
+    ("upper case", "{RUN4}", 2, "lowercase hex"),
+    ("not hex", "zzzz", 2, "lowercase hex"),
+    ("space in front", " {run4}", 2, "lowercase hex"),
+    ("65 digits", "{run}0", 2, "lowercase hex"),
+    ("glob", "*", 2, "lowercase hex"),
+    ("no such run", "{other4}", 1, "no run in store"),
+    ("ambiguous", "abcd", 1, "ambiguous: it starts 2 runs (abcd0, abcd1)"),
+]
+
+
+@pytest.fixture(scope="module")
+def run_store(tmp_path_factory: pytest.TempPathFactory, good: Path, suite) -> tuple[Path, str]:  # noqa: ANN001
+    """A local store with one complete run, and two refs of runs whose ids share the prefix ``abcd``."""
+    from emberbench.manifest import load_manifest
+    from emberbench.store_runner import open_store
+
+    folder = tmp_path_factory.mktemp("runstore")
+    store = open_store(folder / "store")
+    run_evaluation(load_manifest(good / "m.json"), suite, "greedy", "g", folder / "g.json", store=store)
+    (run,) = store.journal_names()
+    key = store.put(b"{}")
+    for twin in ("0", "1"):
+        store.refs.set(f"runs/run-abcd{twin * 60}", key)
+    return folder / "store", run[len("run-"):]
+
+
+@pytest.mark.parametrize(("case_name", "text", "code", "says"), RUN_IDS, ids=[c[0] for c in RUN_IDS])
+@pytest.mark.parametrize(("command", "args"), RUN_ID_COMMANDS, ids=[c[0] for c in RUN_ID_COMMANDS])
+def test_every_command_that_takes_a_run_id_applies_one_rule(command: str, args: tuple[str, ...], case_name: str,
+                                                            text: str, code: int, says: str, tmp_path: Path,
+                                                            run_store: tuple[Path, str]) -> None:
+    """Issue 22 (defect 2): `store rm-run` and `runs show|verify|export` take a run id by one rule: 4 to 64
+    lowercase hex digits (a unique prefix, `run-` allowed in front), never empty. Anything else is one line,
+    exit 2 (usage); an unknown or ambiguous id exit 1 (candidates listed); the store is left as it was (an
+    empty id once deleted the store's only run)."""
+    store, run = run_store
+    other = next(c for c in "0123456789abcdef" if c != run[0]) + run[1:4]
+    run_id = (text.replace("{run3}", run[:3]).replace("{run4}", run[:4]).replace("{RUN4}", run[:4].upper())
+              .replace("{other4}", other if other != "abcd" else "ffff").replace("{run}", run))
+    filled = [a.replace("{ID}", run_id).replace("{store}", str(store)).replace("{case}", str(tmp_path))
+              for a in args]
+    before = _snapshot(store, tmp_path)
+    result, seconds = _invoke(filled)
+    after = _snapshot(store, tmp_path)
+    changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
+    line = _check(result, code, (says,), changed=changed, allowed=set())
+    assert "run id" in line or "no run" in line, line
+    assert seconds < 10, f"{seconds:.1f} s: refused only after starting something slow"

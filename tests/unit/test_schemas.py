@@ -100,6 +100,7 @@ KEY_SETS = [
     ("grouped-rates-input", "", "emberbench.grouped_rates.inputs:_TOP_KEYS"),
     ("run-info", "", "emberbench.run_info:INFO_KEYS"),
     ("run-header", "", "emberbench.run_info:HEADER_KEYS"),
+    ("run-sidecar", "", "emberbench.run_sidecar:SIDECAR_KEYS"),
 ]
 
 
