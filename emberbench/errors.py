@@ -175,6 +175,30 @@ class RunInfoError(EmberError, ValueError):
     """A run-info object, a run journal's header or a run sidecar is malformed or of an unknown version."""
 
 
+class AttestationError(EmberError, ValueError):
+    """A run's signed attestation fails a check: its envelope, signature, signer, subject or predicate.
+
+    Attributes:
+        check: which check failed: ``envelope`` (not a DSSE envelope of the
+            expected payload type), ``signature`` (no signature verifies),
+            ``key`` (the signing key is unknown, expired or not yet valid),
+            ``statement`` (the signed statement is malformed or of another
+            type), ``subject`` (it is not about this result) or ``predicate``
+            (its run-info is not the run's).
+    """
+
+    def __init__(self, message: str, *, check: str) -> None:
+        super().__init__(message)
+        self.check = check
+
+    def __reduce__(self):  # noqa: ANN204 - keep the data when the error crosses processes
+        return (_rebuild_attestation_error, (str(self), self.check))
+
+
+class SigningKeyError(EmberError, ValueError):
+    """A signing key, public key or keyring file is missing, malformed, of an unknown version, or refused."""
+
+
 class ClusterError(EmberError, RuntimeError):
     """The distributed runner could not complete its work."""
 
@@ -200,6 +224,10 @@ class ManifestTypeError(EvaluationError, TypeError):
 def _rebuild_agent_error(message: str, stderr_tail: tuple[str, ...], scenario_id: str | None,
                          seed: int | None) -> AgentError:
     return AgentError(message, stderr_tail=stderr_tail, scenario_id=scenario_id, seed=seed)
+
+
+def _rebuild_attestation_error(message: str, check: str) -> AttestationError:
+    return AttestationError(message, check=check)
 
 
 def _rebuild_model_error(message: str, server: str, cause: str) -> ModelError:

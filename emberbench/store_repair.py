@@ -197,7 +197,7 @@ class RunRemoval:
 
 
 def remove_run(store: Any, run: str, *, apply: bool = False) -> RunRemoval:
-    """Delete the journal of ``run`` and its ``results/`` and ``runs/`` refs (only with ``apply``).
+    """Delete the journal of ``run`` and its ``results/``, ``runs/`` and ``attestations/`` refs (only with ``apply``).
 
     The journal goes first, and only if no run holds it; a removal
     interrupted before the refs go is finished by running it again. The
@@ -214,7 +214,10 @@ def remove_run(store: Any, run: str, *, apply: bool = False) -> RunRemoval:
         info = read_run_info(store, run)
     except (EmberError, KeyError, ValueError):
         info = None  # a damaged run-info does not stop its removal
-    refs = tuple(ref for ref in (f"{RESULT_REF_PREFIX}{run}", run_info_ref(run)) if ref in store.refs)
+    from .provenance.attest import attestation_ref
+
+    refs = tuple(ref for ref in (f"{RESULT_REF_PREFIX}{run}", run_info_ref(run), attestation_ref(run))
+                 if ref in store.refs)
     journal = run in store.journal_names()
     if apply:
         try:
