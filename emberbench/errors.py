@@ -13,7 +13,24 @@ from __future__ import annotations
 
 
 class EmberError(Exception):
-    """Root of every error EMBERBench raises deliberately."""
+    """Root of every error EMBERBench raises deliberately.
+
+    Every subclass survives pickling with its message and attributes: errors
+    raised on a Ray worker reach the coordinator pickled, and the default
+    (calling the class again with ``args``) fails for a constructor that takes
+    anything else, which Ray reported only as "Failed to deserialize exception".
+    """
+
+    def __reduce__(self):  # noqa: ANN204 - pickle's protocol
+        return (_rebuild, (type(self), self.args, dict(vars(self))))
+
+
+def _rebuild(cls: type[EmberError], args: tuple[object, ...], state: dict[str, object]) -> EmberError:
+    """An error of ``cls`` with these ``args`` and attributes, its constructor not called again."""
+    error = cls.__new__(cls, *args)
+    error.args = args
+    vars(error).update(state)
+    return error
 
 
 class CanonicalFormError(EmberError, ValueError):
@@ -67,9 +84,6 @@ class AgentError(PolicyError):
             return self
         return AgentError(f"scenario {scenario_id}, seed {seed}: {self}", stderr_tail=self.stderr_tail,
                           scenario_id=scenario_id, seed=seed)
-
-    def __reduce__(self):  # noqa: ANN204 - keep the data when the error crosses processes (Ray workers)
-        return (_rebuild_agent_error, (str(self), self.stderr_tail, self.scenario_id, self.seed))
 
 
 class EvaluationError(EmberError):
@@ -173,11 +187,6 @@ class EpisodeFailedError(ClusterError):
 
 class ManifestTypeError(EvaluationError, TypeError):
     """Seeds were given in a container with no reliable order (set, str, generator)."""
-
-
-def _rebuild_agent_error(message: str, stderr_tail: tuple[str, ...], scenario_id: str | None,
-                         seed: int | None) -> AgentError:
-    return AgentError(message, stderr_tail=stderr_tail, scenario_id=scenario_id, seed=seed)
 
 
 class RecipeError(EmberError, ValueError):
