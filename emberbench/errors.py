@@ -185,6 +185,23 @@ class EpisodeFailedError(ClusterError):
         self.attempts = attempts
 
 
+class WorkerError(ClusterError):
+    """A Ray worker failed for a reason of its own node (its store access, its environment), not the policy's.
+
+    The message is one line naming the node and the worker's error:
+    ``an episode worker failed to start on node 10.0.0.7 (gpu-3): StoreIOError: ...``.
+
+    Attributes:
+        node: the worker node's address.
+        cause: the class name of the worker's error.
+    """
+
+    def __init__(self, message: str, *, node: str, cause: str) -> None:
+        super().__init__(message)
+        self.node = node
+        self.cause = cause
+
+
 class ManifestTypeError(EvaluationError, TypeError):
     """Seeds were given in a container with no reliable order (set, str, generator)."""
 

@@ -21,6 +21,8 @@ SAMPLES: dict[str, Callable[[type[Any]], BaseException]] = {
     "OutputLockedError": lambda c: c("locked by pid 7", path="/runs/a.json", holder={"pid": 7, "host": "h"}),
     "RunIntegrityError": lambda c: c("journal damaged", subject="journals/run-1"),
     "EpisodeFailedError": lambda c: c("episode 7 given up", index=7, attempts=3),
+    "WorkerError": lambda c: c("an episode worker failed on node 10.0.0.7 (w): OSError: x", node="10.0.0.7",
+                               cause="OSError"),
     "InvalidKeyError": lambda c: c("XYZ"),
     "InvalidNameError": lambda c: c("ref", "bad/name", "letters only"),
     "StoreFormatError": lambda c: c("unknown format", path="/s/format", found="9.0", supported="1.0"),
