@@ -28,6 +28,7 @@ DEFAULT_SECONDS = 120
 
 def unavailable(reason: str) -> None:
     """Skip, or fail under ``CI=true``: the multi-host tests must run in CI."""
+    reason = " ".join(reason.split())  # one line
     if os.environ.get("CI") == "true":
         pytest.fail(f"multi-host rig: {reason}", pytrace=False)
     pytest.skip(f"multi-host rig: {reason}")

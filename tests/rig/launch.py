@@ -89,8 +89,8 @@ def boot_command(netns: str, hostname: str, folders: HostFolders, rig_root: Path
 
 def exec_command(init_pid: int, argv: list[str]) -> list[str]:
     """The machine's command line that runs ``argv`` on the host whose init is ``init_pid``, in ``/srv``."""
-    return ["nsenter", "--target", str(init_pid), "--net", "--mount", "--uts", "--pid", f"--wdns={WORK}", "--",
-            *argv]
+    return ["nsenter", "--target", str(init_pid), "--net", "--mount", "--uts", "--pid", "--",
+            "/bin/sh", "-c", f'cd {WORK} && exec "$@"', "sh", *argv]
 
 
 def host_env(*, credentials: bool, extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -26,7 +26,7 @@ def require_tools() -> None:
     """Root, iproute2 and util-linux's ``unshare``, or :class:`RigUnavailable` saying which is missing."""
     if os.geteuid() != 0:
         raise RigUnavailable("needs root (network and mount namespaces)")
-    for tool in ("ip", "unshare", "mount", "hostname"):
+    for tool in ("ip", "unshare", "nsenter", "mount", "hostname"):
         if shutil.which(tool) is None:
             raise RigUnavailable(f"needs {tool!r} on PATH (iproute2, util-linux)")
 
