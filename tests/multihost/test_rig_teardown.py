@@ -59,7 +59,16 @@ def _owner(config: RigConfig) -> subprocess.Popen[str]:
     return owner
 
 
+def _crashed(config: RigConfig) -> tuple[list[str], list[state.Process]]:
+    """Build a rig in an owner process and SIGKILL the owner (no cleanup runs); what it left."""
+    owner = _owner(config)
+    owner.kill()
+    owner.wait()
+    return _left(config)
+
+
 def _left(config: RigConfig) -> tuple[list[str], list[state.Process]]:
+    """The rig's namespaces that exist, and the recorded processes still alive."""
     recorded = state.load(config.folder / "state.json")
     assert recorded is not None
     live = [p for p in recorded.processes if net.same_process(p.pid, p.start)]
@@ -69,10 +78,7 @@ def _left(config: RigConfig) -> tuple[list[str], list[state.Process]]:
 @pytest.mark.multihost(seconds=120)
 def test_down_after_the_owner_was_killed_removes_everything(config):
     """SIGKILL to the rig's owner runs no cleanup; ``down`` then ends its processes and deletes its namespaces."""
-    owner = _owner(config)
-    owner.kill()
-    owner.wait()
-    namespaces, live = _left(config)
+    namespaces, live = _crashed(config)
     assert sorted(namespaces) == sorted(f"{PREFIX}-{h}" for h in ["net", "s3", "head", "w1", "w2", "client"])
     assert {p.role for p in live} == {"host", "sleep"} and len(live) == 10
     Rig(config).down()
@@ -84,10 +90,7 @@ def test_down_after_the_owner_was_killed_removes_everything(config):
 @pytest.mark.multihost(seconds=120)
 def test_the_next_up_removes_a_crashed_rig_and_what_its_state_file_missed(config):
     """A crashed rig, plus a namespace of its prefix that its state never recorded: the next ``up`` removes both."""
-    owner = _owner(config)
-    owner.kill()
-    owner.wait()
-    _, live = _left(config)
+    _, live = _crashed(config)
     net.ip("netns", "add", f"{PREFIX}-stray")  # made in the instant before a crash, never recorded
     rig = Rig(config).up(owned=True)
     try:
@@ -145,8 +148,9 @@ def test_a_recorded_pid_is_signalled_only_while_it_is_the_same_process():
 
 @pytest.mark.parametrize("text, reason", [
     ('{"rig_state": "2.0"}', "not a rig_state 1.0 document"),
-    ("[]", "not a rig_state 1.0 document"),
-    ("{", "Expecting"),
+    ("[]", "must be a JSON object"),
+    ("{", "not valid JSON"),
+    ("{}" + " " * (1 << 20), "exceeds the cap of 1048576 bytes"),
     (json.dumps({"rig_state": "1.0", "prefix": "p"}), "missing or unknown"),
     (json.dumps({"rig_state": "1.0", "prefix": "p", "subnet": "10.1.2.0/24", "owner": None, "namespaces": [],
                  "hosts": {}, "processes": [{"host": "h", "role": "r", "pid": 1, "start": 5, "log": "l"}]}),

@@ -24,16 +24,17 @@ a recorded pid is never mistaken for a later process with the same number.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from emberbench.atomic import atomic_write_text
+from emberbench.input_policy import SMALL_JSON, load_json
 
 from .errors import RigError
 
 FORMAT = "1.0"
-MAX_BYTES = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,18 +83,14 @@ def load(path: Path) -> RigState | None:
     """The state in ``path``, or None if there is no file.
 
     Raises:
-        RigError: the file is too large, not JSON, of another format version,
-            or has missing, unknown or ill-typed fields.
+        RigError: the file is not a regular file, too large (1 MiB), not
+            strict JSON, of another format version, or has missing, unknown or
+            ill-typed fields.
     """
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_BYTES + 1)
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return None
-    if len(data) > MAX_BYTES:
-        raise RigError(f"rig state {path}: larger than {MAX_BYTES} bytes")
     try:
-        doc = json.loads(data)
+        doc = load_json(path, SMALL_JSON, error=RigError)  # a regular file, capped, strict JSON
         if not isinstance(doc, dict) or doc.get("rig_state") != FORMAT:
             raise RigError(f"rig state {path}: not a rig_state {FORMAT} document")
         keys = {"rig_state", "prefix", "subnet", "owner", "namespaces", "hosts", "processes"}
