@@ -13,7 +13,24 @@ from __future__ import annotations
 
 
 class EmberError(Exception):
-    """Root of every error EMBERBench raises deliberately."""
+    """Root of every error EMBERBench raises deliberately.
+
+    Every subclass survives pickling with its message and attributes: errors
+    raised on a Ray worker reach the coordinator pickled, and the default
+    (calling the class again with ``args``) fails for a constructor that takes
+    anything else, which Ray reported only as "Failed to deserialize exception".
+    """
+
+    def __reduce__(self):  # noqa: ANN204 - pickle's protocol
+        return (_rebuild, (type(self), self.args, dict(vars(self))))
+
+
+def _rebuild(cls: type[EmberError], args: tuple[object, ...], state: dict[str, object]) -> EmberError:
+    """An error of ``cls`` with these ``args`` and attributes, its constructor not called again."""
+    error = cls.__new__(cls, *args)
+    error.args = args
+    vars(error).update(state)
+    return error
 
 
 class CanonicalFormError(EmberError, ValueError):
@@ -68,9 +85,6 @@ class AgentError(PolicyError):
         return AgentError(f"scenario {scenario_id}, seed {seed}: {self}", stderr_tail=self.stderr_tail,
                           scenario_id=scenario_id, seed=seed)
 
-    def __reduce__(self):  # noqa: ANN204 - keep the data when the error crosses processes (Ray workers)
-        return (_rebuild_agent_error, (str(self), self.stderr_tail, self.scenario_id, self.seed))
-
 
 class ModelError(PolicyError):
     """A served model (an OpenAI-compatible server) gave no usable answer: a refused request, retries spent.
@@ -84,9 +98,6 @@ class ModelError(PolicyError):
         super().__init__(message)
         self.server = server
         self.cause = cause
-
-    def __reduce__(self):  # noqa: ANN204 - keep the data when the error crosses processes (Ray workers)
-        return (_rebuild_model_error, (str(self), self.server, self.cause))
 
 
 class ModelCacheError(EmberError, ValueError):
@@ -191,9 +202,6 @@ class AttestationError(EmberError, ValueError):
         super().__init__(message)
         self.check = check
 
-    def __reduce__(self):  # noqa: ANN204 - keep the data when the error crosses processes
-        return (_rebuild_attestation_error, (str(self), self.check))
-
 
 class SigningKeyError(EmberError, ValueError):
     """A signing key, public key or keyring file is missing, malformed, of an unknown version, or refused."""
@@ -217,21 +225,25 @@ class EpisodeFailedError(ClusterError):
         self.attempts = attempts
 
 
+class WorkerError(ClusterError):
+    """A Ray worker failed for a reason of its own node (its store access, its environment), not the policy's.
+
+    The message is one line naming the node and the worker's error:
+    ``an episode worker failed to start on node 10.0.0.7 (gpu-3): StoreIOError: ...``.
+
+    Attributes:
+        node: the worker node's address.
+        cause: the class name of the worker's error.
+    """
+
+    def __init__(self, message: str, *, node: str, cause: str) -> None:
+        super().__init__(message)
+        self.node = node
+        self.cause = cause
+
+
 class ManifestTypeError(EvaluationError, TypeError):
     """Seeds were given in a container with no reliable order (set, str, generator)."""
-
-
-def _rebuild_agent_error(message: str, stderr_tail: tuple[str, ...], scenario_id: str | None,
-                         seed: int | None) -> AgentError:
-    return AgentError(message, stderr_tail=stderr_tail, scenario_id=scenario_id, seed=seed)
-
-
-def _rebuild_attestation_error(message: str, check: str) -> AttestationError:
-    return AttestationError(message, check=check)
-
-
-def _rebuild_model_error(message: str, server: str, cause: str) -> ModelError:
-    return ModelError(message, server=server, cause=cause)
 
 
 class RecipeError(EmberError, ValueError):
