@@ -96,8 +96,23 @@ class EpisodeWorker:
 
     def __init__(self, policy: str, store_root: str | None, agent_timeout: float | None,
                  agent_log: str | None = None) -> None:
-from emberbench.errors import EmberError, RecordAuthenticationError, WorkerError
-from emberbench.policies.context import PolicyContext
+        self.node_id = _node_id()
+        self.suite: Suite | None = None
+        self.suite_hash = ""
+        self.store = None
+        self.failure: WorkerError | None = None
+        try:
+            if store_root is not None:
+                from emberbench.store import open_store
+
+                self.store = open_store(store_root)
+            kwargs: dict[str, Any] = {"agent_log": agent_log, "context": PolicyContext(store=self.store)}
+            if agent_timeout is not None:
+                kwargs["agent_timeout"] = agent_timeout
+            # Refuses a factory that hands out one object twice on this worker.
+            self.factory = FreshPolicies(resolve_policy(policy, **kwargs), policy)
+        except Exception as exc:  # noqa: BLE001 - raised by every call, naming this node
+            self.failure = worker_error("an episode worker failed to start", exc)
 
     @_on_this_node
     def run_batch(self, suite_hash: str, suite_holder: list[Any], tasks: bytes) -> tuple[bytes, BaseException | None]:

@@ -23,6 +23,8 @@ SAMPLES: dict[str, Callable[[type[Any]], BaseException]] = {
     "EpisodeFailedError": lambda c: c("episode 7 given up", index=7, attempts=3),
     "WorkerError": lambda c: c("an episode worker failed on node 10.0.0.7 (w): OSError: x", node="10.0.0.7",
                                cause="OSError"),
+    "ModelError": lambda c: c("model 'm': retries spent", server="http://127.0.0.1:9", cause="HTTP 503: overloaded"),
+    "AttestationError": lambda c: c("attestation of run-1: signature does not verify", check="signature"),
     "InvalidKeyError": lambda c: c("XYZ"),
     "InvalidNameError": lambda c: c("ref", "bad/name", "letters only"),
     "StoreFormatError": lambda c: c("unknown format", path="/s/format", found="9.0", supported="1.0"),
