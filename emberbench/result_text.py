@@ -23,7 +23,9 @@ for message:
 * nesting deeper than 64 levels is reported as such, also where the C parser
   would give up first, and openers left unclosed at a syntax error count;
 * integers beyond 2**64 - 1 and numbers beyond a double are refused with the
-  policy's words, naming the file.
+  policy's words, naming the file; an integer too long for Python to convert
+  (over 4,300 digits) goes to the exact parser, which measures a number's
+  length before converting it.
 
 Three things differ from parsing the whole text, all only for input that is
 refused anyway: a nesting bomb that lies after the value holding the first
@@ -432,6 +434,11 @@ class ArtifactWalker:
                 raise self._fail(str(exc)) from None
             except RecursionError:
                 raise self._too_deep() from None
+            except ValueError:
+                # An integer too long for Python to convert (over 4,300 digits): the exact parser measures a
+                # number's length before converting it, and refuses it in the policy's words.
+                self._exact_value(i, header)
+                raise  # pragma: no cover - the exact parse raises first
             if end >= len(t.buf) and not t.eof and self._grow(i):
                 continue  # a number or literal may go on in the next block
             if _LONG_DIGITS.search(t.buf, i, end):
@@ -641,7 +648,7 @@ class ArtifactWalker:
                 if cut and not t.eof and len(t.buf) - i < WHOLE_ARRAY_CHARS and self._grow(i):
                     continue
                 return -1
-            except (CanonicalFormError, RecursionError):
+            except (ValueError, RecursionError):  # CanonicalFormError is one, and so is a number too long to convert
                 return -1
             break
         limit = MAX_JSON_DEPTH - outer

@@ -75,6 +75,14 @@ def _bomb(depth: int) -> bytes:
     return b"[" * depth + b"]" * depth
 
 
+def _last_value(raw: bytes, value: bytes) -> bytes:
+    """The artifact with the value of its last header member (suite_version) replaced."""
+    return raw[:raw.rindex(b'"1.0.0"}')] + value + b"}\n"
+
+
+NINES = b"9" * 5000
+
+
 CORRUPTIONS = {
     # The JSON text: positions are the whole document's.
     "empty": _text(lambda r: b""),
@@ -102,6 +110,13 @@ CORRUPTIONS = {
     "duplicate top-level key and a syntax error": _text(lambda r: r[:3000] + b"!!" + r[3002:-2] + b',"model_id":"x"}\n'),
     "duplicate episode key": _text(lambda r: r.replace(b'{"index":1,', b'{"index":1,"index":1,', 1)),
     "duplicate record key": _text(lambda r: r.replace(b'"steps":', b'"steps":1,"steps":', 1)),
+    # Issue 22, defect 4: numbers too long for Python to convert.
+    "episode index of 5000 digits": _text(lambda r: r.replace(b'"index":0', b'"index":' + NINES, 1)),
+    "negative seed of 5000 digits": _text(lambda r: r.replace(b'"seed":0', b'"seed":-' + NINES, 1)),
+    "manifest index of 5000 digits": _text(lambda r: r.replace(b'"manifest":{"episodes":[{"index":0',
+                                                               b'"manifest":{"episodes":[{"index":' + NINES, 1)),
+    "header value of 5000 digits": _text(lambda r: _last_value(r, NINES)),
+    "float of 5000 digits": _text(lambda r: r.replace(b'"evacuated_rate":1.0', b'"evacuated_rate":' + NINES + b".0", 1)),
     # The header.
     "extra top-level key": _obj(lambda d: d.update(note=1)),
     "extra top-level key sorted first": _obj(lambda d: d.update(aaa=1)),
