@@ -27,10 +27,11 @@ from typing import Any
 
 from .canonical import canonical_bytes
 from .errors import MALFORMED, CanonicalFormError, ManifestError, ResultError
-from .manifest import EvaluationManifest, ManifestEntry, check_manifest_hash, check_manifest_object
+from .manifest import ManifestEntry, check_manifest_hash, check_manifest_object
 from .metrics import EpisodeMetrics
 from .record import RunRecord
 from .results import EvaluationResult, ResultEpisode, header_dict, validate_model_id
+
 
 def _require(value: object, kind: type, where: str) -> None:
     if not isinstance(value, kind):
