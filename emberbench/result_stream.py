@@ -21,7 +21,10 @@ chosen are the loader's (docs/evaluation.md, "Loading and verifying a result"):
 A failure of a later kind never hides one of an earlier kind anywhere in the
 file, so the file is always parsed to its end; but once a failure of kind 3
 or 4 is known, no further record is replayed, since no replay can change the
-verdict.
+verdict (and once one of kind 3 is known, the rest of the episodes are parsed
+in bulk, see ``ArtifactWalker.skim``). The exception is what cannot be a
+result at all (not an object; an unknown, repeated or over-long top-level
+key): it is refused where it is met, and nothing after it is read.
 
 Canonical JSON sorts ``episodes`` before every other key, so the header is
 the tail of the file: it is read first, from the end, to check the episodes
