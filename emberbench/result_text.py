@@ -538,7 +538,10 @@ class ArtifactWalker:
                 raise self._too_deep() from None
             except ValueError:
                 # An integer too long for Python to convert (over 4,300 digits): the exact parser measures a
-                # number's length before converting it, and refuses it in the policy's words.
+                # number's length before converting it, and refuses it in the policy's words, once the
+                # whole number is held (it may go on in the next block).
+                if t.buf[-1:].isdigit() and not t.eof and self._grow(i, cap):
+                    continue
                 self._exact_value(i, header)
                 raise  # pragma: no cover - the exact parse raises first
             if end - i > cap.chars:

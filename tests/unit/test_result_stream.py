@@ -475,3 +475,18 @@ def test_episodes_nobody_reads_are_parsed_many_at_a_time(suite, tmp_path, monkey
         path.write_bytes(text)
         with pytest.raises(ResultError, match=expected):
             verify_artifact(path, suite)
+
+
+def test_a_number_too_long_to_convert_is_measured_whole_across_blocks(suite, tmp_path, monkeypatch) -> None:
+    """A 5,000-digit integer cut by the end of a block (more than 4,300 digits of it read) is reported with its
+    whole length, as the whole-file parse reports it, not with the length of the part read."""
+    path = tmp_path / "n.json"
+    text = b'{"episodes":[[' + NINES + b"]]}"
+    path.write_bytes(text)
+    monkeypatch.setattr(result_text, "BLOCK_BYTES", 4500)
+    with pytest.raises(ResultError) as old:
+        reference_load(text, suite, str(path))
+    with pytest.raises(ResultError) as new:
+        verify_artifact(path, suite)
+    assert str(new.value) == str(old.value)
+    assert "(5000 characters) is out of range" in str(new.value)
