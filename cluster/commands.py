@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from emberbench.manifest import EvaluationManifest
-from emberbench.runner import Progress, RunSummary, claim_output, run_evaluation
+from emberbench.runner import Progress, RunSummary, check_before_start, claim_output, run_evaluation
 from emberbench.suite import Suite
 
 from .auth import RayAuthenticator
@@ -46,13 +46,15 @@ def run_on_ray(manifest: EvaluationManifest, suite: Suite, policy: str, model_id
             every node), or None.
         Other arguments: as :func:`emberbench.runner.run_evaluation`.
     """
-    # The output is claimed before Ray starts, so a second run on it is refused at once.
-    with claim_output(out) as lock, ray_executor(suite, policy, store=store, workers=workers, address=address,
-                                                 runtime_env=runtime_env, agent_timeout=agent_timeout,
-                                                 agent_log=agent_log) as executor:
-        return run_evaluation(manifest, suite, policy, model_id, out, resume=resume, executor=executor,
-                              store=store, progress=progress, checkpoint_every=checkpoint_every,
-                              checkpoint_seconds=checkpoint_seconds, policy_spec=policy, output_lock=lock)
+    # The output is claimed before Ray starts, so a second run on it is refused at once; so is a resume
+    # under another policy (the output's sidecar, the journal header), before Ray's slow start.
+    with claim_output(out) as lock:
+        check_before_start(manifest, model_id, out, policy, store=store, resume=resume)
+        with ray_executor(suite, policy, store=store, workers=workers, address=address, runtime_env=runtime_env,
+                          agent_timeout=agent_timeout, agent_log=agent_log) as executor:
+            return run_evaluation(manifest, suite, policy, model_id, out, resume=resume, executor=executor,
+                                  store=store, progress=progress, checkpoint_every=checkpoint_every,
+                                  checkpoint_seconds=checkpoint_seconds, policy_spec=policy, output_lock=lock)
 
 
 @contextlib.contextmanager
@@ -98,12 +100,12 @@ def audit_on_ray(store: Any, suite: Suite, *, workers: int | None = None, addres
 
 
 def verify_run_on_ray(store: Any, short_id: str, suite: Suite, *, workers: int | None = None,
-                      address: str | None = None) -> Any:
+                      address: str | None = None, keyring: Any = None) -> Any:
     """:func:`emberbench.catalog_verify.verify_run` with records replayed in parallel."""
     from emberbench.catalog_verify import verify_run
 
     with ray_session(address, workers=workers) as info, RayAuthenticator(info.workers) as authenticator:
-        return verify_run(store, short_id, suite, authenticator=authenticator)
+        return verify_run(store, short_id, suite, authenticator=authenticator, keyring=keyring)
 
 
 def aggregate_on_ray(path: str | Path, suite: Suite, resamples: int, *, workers: int | None = None,

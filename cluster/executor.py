@@ -145,8 +145,10 @@ class RayExecutor:
         """Start the workers and wait until each has built its policy factory and opened the store.
 
         Raises:
-            ClusterError: a worker cannot start (for example the policy spec
-                does not resolve on the worker, or the store is not there).
+            WorkerError: a worker cannot start (for example the policy spec
+                does not resolve on its node, or the store cannot be opened
+                there); one line naming the node and the cause.
+            ClusterError: a worker died while starting.
         """
         if self._slots:
             return
@@ -155,6 +157,9 @@ class RayExecutor:
         self._slots = [_Slot(self._new_actor()) for _ in range(self.workers)]
         try:
             ray.get([s.actor.where.remote() for s in self._slots])
+        except ray.exceptions.RayTaskError as exc:  # the worker's own report, naming its node
+            self.close()
+            raise _cause(exc) from None
         except ray.exceptions.RayError as exc:
             self.close()
             raise ClusterError(f"an episode worker failed to start: {_first_line(exc)}") from None
@@ -192,6 +197,7 @@ class RayExecutor:
         Raises:
             EpisodeFailedError: an episode killed its worker ``max_attempts`` times.
             ClusterError: no worker came back for ``stall_seconds``.
+            WorkerError: a worker failed for a reason of its node (the store unreachable from there...).
             Exception: the first policy exception or invalid action, as raised.
         """
         self.start()
@@ -384,6 +390,8 @@ class RayExecutor:
         slot.probe = None
         try:
             ray.get(ref)
+        except ray.exceptions.RayTaskError as exc:  # restarted, but it cannot work there (WorkerError)
+            return _cause(exc)
         except ray.exceptions.RayActorError as exc:
             if getattr(exc, "actor_init_failed", False):
                 return ClusterError(f"an episode worker failed to restart: {_first_line(exc)}")

@@ -10,12 +10,16 @@ process and hold no CPU between calls (the reducer's tasks need them next).
 
 from __future__ import annotations
 
+import functools
 import os
+import socket
 import time
+from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
-from emberbench.errors import RecordAuthenticationError
+from emberbench.errors import EmberError, RecordAuthenticationError, WorkerError
+from emberbench.policies.context import PolicyContext
 from emberbench.policies.spec import FreshPolicies, resolve_policy
 from emberbench.runner import EpisodeOutcome, play_to_outcome
 from emberbench.suite import Suite
@@ -23,10 +27,46 @@ from emberbench.suite import Suite
 from .codec import decode_tasks, encode_reply
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
 def _node_id() -> str:
     import ray
 
     return ray.get_runtime_context().get_node_id()
+
+
+def worker_error(what: str, exc: BaseException) -> WorkerError:
+    """``exc`` as one line naming this node (address and host name) and the cause: ``{what} on node ...``."""
+    import ray
+
+    node = ray.util.get_node_ip_address()
+    text = " ".join(str(exc).split()) or "(no message)"
+    return WorkerError(f"{what} on node {node} ({socket.gethostname()}): {type(exc).__name__}: {text}",
+                       node=node, cause=type(exc).__name__)
+
+
+def _on_this_node(method: F) -> F:
+    """Raise the worker's start failure, and any failure that is not the project's own verdict, naming the node.
+
+    EMBERBench's errors (a record that does not authenticate, a damaged
+    journal) keep their type and message, as in process; anything else (the
+    store unreachable, a missing module) is a fault of this node, and the
+    coordinator could otherwise not tell which node had it.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self: EpisodeWorker, *args: Any, **kwargs: Any) -> Any:
+        if self.failure is not None:
+            raise self.failure
+        try:
+            return method(self, *args, **kwargs)
+        except EmberError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - reported with the node, one line
+            raise worker_error("an episode worker failed", exc) from None
+
+    return wrapper  # type: ignore[return-value]
 
 
 class EpisodeWorker:
@@ -46,24 +86,20 @@ class EpisodeWorker:
     restarted actor could not be rebuilt. Each call names the suite by hash
     and carries the coordinator's reference to it; the worker fetches it on
     its first call (again after a restart) and keeps it.
+
+    A failure to start (the policy spec does not resolve here, the store
+    cannot be opened from this node) is kept, not raised: Ray reports a
+    failed constructor as the actor's death, with a traceback but without
+    the error. Every call then raises it, one line naming the node
+    (:class:`~emberbench.errors.WorkerError`).
     """
 
     def __init__(self, policy: str, store_root: str | None, agent_timeout: float | None,
                  agent_log: str | None = None) -> None:
-        kwargs: dict[str, Any] = {"agent_log": agent_log}
-        if agent_timeout is not None:
-            kwargs["agent_timeout"] = agent_timeout
-        # Refuses a factory that hands out one object twice on this worker.
-        self.factory = FreshPolicies(resolve_policy(policy, **kwargs), policy)
-        self.suite: Suite | None = None
-        self.suite_hash = ""
-        self.store = None
-        if store_root is not None:
-            from emberbench.store import open_store
+from emberbench.errors import EmberError, RecordAuthenticationError, WorkerError
+from emberbench.policies.context import PolicyContext
 
-            self.store = open_store(store_root)
-        self.node_id = _node_id()
-
+    @_on_this_node
     def run_batch(self, suite_hash: str, suite_holder: list[Any], tasks: bytes) -> tuple[bytes, BaseException | None]:
         """Play the encoded episodes in order.
 
@@ -103,6 +139,7 @@ class EpisodeWorker:
             self.suite, self.suite_hash = ray.get(suite_holder[0]), suite_hash
         return self.suite
 
+    @_on_this_node
     def verify_stored(self, suite_hash: str, suite_holder: list[Any], rows: list[list[Any]]) -> list[Any]:
         """Check and replay journaled records read from the store (:func:`emberbench.resume_auth.verify_stored`).
 
@@ -116,6 +153,7 @@ class EpisodeWorker:
             raise RuntimeError("this worker has no store to read records from")
         return verify_stored(self.store, self._suite(suite_hash, suite_holder), decode_items(rows))
 
+    @_on_this_node
     def authenticate_records(self, suite_hash: str, suite_holder: list[Any], positions: list[int],
                              records: list[dict[str, Any]]) -> tuple[list[Any], Any]:
         """Replay the records of a resumed run's artifact on this worker (see :func:`authenticate_parsed`)."""
@@ -131,8 +169,9 @@ class EpisodeWorker:
         if self.store is not None:
             self.store.close()
 
+    @_on_this_node
     def where(self) -> tuple[int, str]:
-        """This worker's process id and Ray node id (used by fault tests and reports)."""
+        """This worker's process id and Ray node id (used to wait for a worker, by fault tests and reports)."""
         return os.getpid(), self.node_id
 
 

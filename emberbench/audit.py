@@ -14,7 +14,10 @@ a damaged run:
   that verifies but lacks scheduled episodes;
 * ``damaged``: anything else: a result that fails a check, an object, ref or
   journal that cannot be read, records a journal needs that are gone, a
-  journal and a result that disagree.
+  journal and a result that disagree. The structural checks come first and
+  are the ones ``store fsck`` makes (:mod:`emberbench.run_damage`): a ref that
+  holds no valid key (the run-info's ``runs/`` ref too), a journal entry that
+  is not an episode of the manifest, a finished journal that lacks an episode.
 
 Stored result objects are read through the store piece by piece (frame and
 checksum checked, content re-hashed against the key) into a temporary file,
@@ -82,7 +85,11 @@ class _Journal:
 
     @classmethod
     def read(cls, store: Any, run: str) -> _Journal:
-        state = store.read_journal(run)
+        return cls.of(store.read_journal(run))
+
+    @classmethod
+    def of(cls, state: Any) -> _Journal:
+        """The audit's view of a journal already read."""
         indices, digests = [], []
         for entry in state.entries:
             data = entry.data
@@ -153,10 +160,25 @@ def audit_run(store: Any, suite: Suite, run: str, *, authenticator: Replayer | A
     """
     from emberbench.store import StoreError
 
+    from .catalog import is_run_name
+    from .run_damage import journal_damage, read_state, ref_damage
+
     ref, key = f"{RESULT_REF_PREFIX}{run}", ""
     try:
         known = journals if journals is not None else frozenset(store.journal_names())
-        journal = _Journal.read(store, run) if run in known else None
+        if is_run_name(run):
+            # The structural checks `store fsck` makes too (refs, journal entries), so the two agree.
+            damage = ref_damage(store, run)
+            state = None
+            if damage is None and run in known:
+                state, damage = read_state(store, run)
+                if state is not None:
+                    damage = journal_damage(store, run, state, against_ref=False)
+            if damage is not None:
+                raise _Damage(str(damage))
+            journal = _Journal.of(state) if state is not None else None
+        else:
+            journal = _Journal.read(store, run) if run in known else None
         if ref not in store.refs:
             if journal is None:
                 raise _Damage(f"run {run} has neither a journal nor a stored result")

@@ -12,7 +12,8 @@ lives in :mod:`emberbench.catalog_verify`).
   whose run-info cannot be read is a row with ``damage`` set, and the listing
   goes on.
 * Short ids are unique prefixes of the 64 hex digits, as in git: at least
-  :data:`MIN_PREFIX` digits to look a run up (:func:`resolve_run`), and
+  :data:`MIN_PREFIX` digits to look a run up (:func:`parse_run_id` is the one
+  rule every command that takes a run id applies, :func:`resolve_run` the lookup), and
   :func:`short_id_length` digits (at least :data:`DISPLAY_PREFIX`) in listings.
 * :func:`format_row` lays a row out in at most 80 terminal columns;
   :func:`catalog_json_rows` is the ``--json`` document, streamed.
@@ -81,6 +82,11 @@ class RunDetails:
     result_ref: str
     result_key: str | None
     journal: str | None
+
+
+def is_run_name(name: str) -> bool:
+    """Whether ``name`` is the name of an EMBERBench run (``run-`` and 64 lowercase hex digits)."""
+    return _RUN_RE.fullmatch(name) is not None
 
 
 def run_names(store: Any) -> list[str]:
@@ -160,20 +166,40 @@ def short_id_length(runs: Iterable[str], minimum: int = DISPLAY_PREFIX) -> int:
     return min(length, 64)
 
 
-def resolve_run(store: Any, short_id: str) -> str:
-    """The run whose hex digits start with ``short_id`` (``run-`` in front is allowed).
+def parse_run_id(text: str) -> str:
+    """The hex digits of a run id as a user gives it: the one rule for every command that takes a run id.
+
+    A run id is ``run-`` (optional) followed by :data:`MIN_PREFIX` to 64
+    lowercase hex digits: a prefix of the run's name (``run-<64 hex>``), so
+    a full name is a run id too. Nothing shorter is taken, not even to name
+    the only run of a store.
 
     Raises:
-        StoreUsageError: ``short_id`` is not hex, has fewer than :data:`MIN_PREFIX`
-            digits, matches no run, or matches several (the message lists them).
+        StoreUsageError: ``text`` is empty, too short, too long or not lowercase hex.
+    """
+    if not isinstance(text, str):
+        raise StoreUsageError(f"a run id is text, got {type(text).__name__}")
+    digits = text[len(RUN_PREFIX):] if text.startswith(RUN_PREFIX) else text
+    if not digits:
+        raise StoreUsageError(f"a run id needs at least {MIN_PREFIX} hex digits, got {text!r:.80}")
+    if not _HEX_RE.fullmatch(digits) or len(digits) > 64:
+        raise StoreUsageError(f"a run id is {MIN_PREFIX} to 64 lowercase hex digits (a prefix of the run's 64), "
+                              f"got {text!r:.80}")
+    if len(digits) < MIN_PREFIX:
+        raise StoreUsageError(f"a run id needs at least {MIN_PREFIX} hex digits, got {text!r}")
+    return digits
+
+
+def resolve_run(store: Any, short_id: str) -> str:
+    """The run whose hex digits start with ``short_id`` (checked by :func:`parse_run_id`).
+
+    Raises:
+        StoreUsageError: ``short_id`` is not a run id (see :func:`parse_run_id`), matches no run, or matches
+            several (the message lists them).
     """
     from .store_runner import store_name
 
-    digits = short_id[len(RUN_PREFIX):] if short_id.startswith(RUN_PREFIX) else short_id
-    if not _HEX_RE.fullmatch(digits) or len(digits) > 64:
-        raise StoreUsageError(f"a run id is lowercase hex digits (a prefix of the run's 64), got {short_id!r:.80}")
-    if len(digits) < MIN_PREFIX:
-        raise StoreUsageError(f"a run id needs at least {MIN_PREFIX} hex digits, got {short_id!r}")
+    digits = parse_run_id(short_id)
     names = run_names(store)
     matches = [name for name in names if name.startswith(RUN_PREFIX + digits)]
     if not matches:
@@ -366,7 +392,9 @@ __all__ = [
     "fit",
     "format_row",
     "header_line",
+    "is_run_name",
     "iter_catalog",
+    "parse_run_id",
     "read_row",
     "resolve_run",
     "result_key",

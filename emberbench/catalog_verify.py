@@ -18,6 +18,11 @@ What is checked depends on what the run has stored:
 Replay goes through an :data:`~emberbench.results.Authenticator`, so the CLI
 hands in a Ray one for parallel replay and the verdict is the same.
 
+The run's attestation, if it has one, is verified too
+(:func:`emberbench.provenance.check_run_attestation`, against the keyring
+when one is given): one that fails makes the verdict ``failed``; the
+verdict's ``signature`` line says who signed, or that the run is unsigned.
+
 The verdict (``ok``, ``partial``, ``failed``) is recorded with
 :func:`emberbench.run_info.record_verification` (compare-and-swap), with who
 checked and when. A store that cannot be read at all (an I/O error) is not a
@@ -49,17 +54,23 @@ class RunVerdict:
         verdict: ``ok``, ``partial`` or ``failed``.
         detail: one line: what was proven, or the first failure.
         recorded: the run-info as updated with this verification.
+        signature: one line: who signed the run's attestation, ``unsigned``, or why it failed.
     """
 
     run: str
     verdict: str
     detail: str
     recorded: RunInfo
+    signature: str = ""
 
 
-def verify_run(store: Any, short_id: str, suite: Any, *, authenticator: Authenticator = authenticate_all
-               ) -> RunVerdict:
-    """Replay-authenticate the run ``short_id`` names and record the verdict.
+def verify_run(store: Any, short_id: str, suite: Any, *, authenticator: Authenticator = authenticate_all,
+               keyring: Any = None) -> RunVerdict:
+    """Replay-authenticate the run ``short_id`` names, check its attestation, and record the verdict.
+
+    ``keyring`` (a :class:`~emberbench.provenance.Keyring`) is what the
+    attestation's signature is checked against; without one, everything but
+    the signature is checked.
 
     Raises:
         StoreUsageError: no such run, or the run has no readable run-info
@@ -73,10 +84,26 @@ def verify_run(store: Any, short_id: str, suite: Any, *, authenticator: Authenti
     if row.info is None:
         raise StoreUsageError(f"run {row.hex_id[:8]} cannot be verified: {row.damage}")
     verdict, detail = _judge(store, row.info, suite, authenticator)
+    verdict, detail, signature = _signature(store, run, keyring, verdict, detail)
     check = Verification(at=utc_now(), by=f"{this_user()}@{this_host()}"[:512], verdict=verdict,
-                         detail=detail[:4096])
+                         detail=f"{detail}; {signature}"[:4096])
     recorded = record_verification(store, run, check)
-    return RunVerdict(run, verdict, detail, recorded)
+    return RunVerdict(run, verdict, detail, recorded, signature)
+
+
+def _signature(store: Any, run: str, keyring: Any, verdict: str, detail: str) -> tuple[str, str, str]:
+    """Check the run's attestation; a failed one fails the verdict (a replay failure stays the detail)."""
+    from .errors import AttestationError
+    from .provenance import check_run_attestation
+
+    try:
+        # The replay has just proven the result object against its key.
+        return verdict, detail, check_run_attestation(store, run, keyring, check_content=False).describe()
+    except AttestationError as exc:
+        line = " ".join(str(exc).split())
+        if verdict != "failed":
+            verdict, detail = "failed", f"attestation: {line}"
+        return verdict, detail, f"attestation FAILED: {line}"
 
 
 def _judge(store: Any, info: RunInfo, suite: Any, authenticator: Authenticator) -> tuple[str, str]:

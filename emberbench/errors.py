@@ -13,7 +13,24 @@ from __future__ import annotations
 
 
 class EmberError(Exception):
-    """Root of every error EMBERBench raises deliberately."""
+    """Root of every error EMBERBench raises deliberately.
+
+    Every subclass survives pickling with its message and attributes: errors
+    raised on a Ray worker reach the coordinator pickled, and the default
+    (calling the class again with ``args``) fails for a constructor that takes
+    anything else, which Ray reported only as "Failed to deserialize exception".
+    """
+
+    def __reduce__(self):  # noqa: ANN204 - pickle's protocol
+        return (_rebuild, (type(self), self.args, dict(vars(self))))
+
+
+def _rebuild(cls: type[EmberError], args: tuple[object, ...], state: dict[str, object]) -> EmberError:
+    """An error of ``cls`` with these ``args`` and attributes, its constructor not called again."""
+    error = cls.__new__(cls, *args)
+    error.args = args
+    vars(error).update(state)
+    return error
 
 
 MALFORMED = (AttributeError, TypeError, ValueError, LookupError, ArithmeticError)
@@ -74,8 +91,24 @@ class AgentError(PolicyError):
         return AgentError(f"scenario {scenario_id}, seed {seed}: {self}", stderr_tail=self.stderr_tail,
                           scenario_id=scenario_id, seed=seed)
 
-    def __reduce__(self):  # noqa: ANN204 - keep the data when the error crosses processes (Ray workers)
-        return (_rebuild_agent_error, (str(self), self.stderr_tail, self.scenario_id, self.seed))
+
+class ModelError(PolicyError):
+    """A served model (an OpenAI-compatible server) gave no usable answer: a refused request, retries spent.
+
+    Attributes:
+        server: the server's base URL (without credentials or query).
+        cause: what went wrong last, in one line (``HTTP 503: overloaded``, ``timed out after 30 s``).
+    """
+
+    def __init__(self, message: str, *, server: str = "", cause: str = "") -> None:
+        super().__init__(message)
+        self.server = server
+        self.cause = cause
+
+
+class ModelCacheError(EmberError, ValueError):
+    """A served model's response cache in the store holds an entry that is malformed, of an unknown
+    version, or not for the request it is filed under."""
 
 
 class EvaluationError(EmberError):
@@ -156,7 +189,28 @@ class StoreUsageError(EmberError, ValueError):
 
 
 class RunInfoError(EmberError, ValueError):
-    """A run-info object or a run journal's header is malformed or of an unknown version."""
+    """A run-info object, a run journal's header or a run sidecar is malformed or of an unknown version."""
+
+
+class AttestationError(EmberError, ValueError):
+    """A run's signed attestation fails a check: its envelope, signature, signer, subject or predicate.
+
+    Attributes:
+        check: which check failed: ``envelope`` (not a DSSE envelope of the
+            expected payload type), ``signature`` (no signature verifies),
+            ``key`` (the signing key is unknown, expired or not yet valid),
+            ``statement`` (the signed statement is malformed or of another
+            type), ``subject`` (it is not about this result) or ``predicate``
+            (its run-info is not the run's).
+    """
+
+    def __init__(self, message: str, *, check: str) -> None:
+        super().__init__(message)
+        self.check = check
+
+
+class SigningKeyError(EmberError, ValueError):
+    """A signing key, public key or keyring file is missing, malformed, of an unknown version, or refused."""
 
 
 class ClusterError(EmberError, RuntimeError):
@@ -177,13 +231,25 @@ class EpisodeFailedError(ClusterError):
         self.attempts = attempts
 
 
+class WorkerError(ClusterError):
+    """A Ray worker failed for a reason of its own node (its store access, its environment), not the policy's.
+
+    The message is one line naming the node and the worker's error:
+    ``an episode worker failed to start on node 10.0.0.7 (gpu-3): StoreIOError: ...``.
+
+    Attributes:
+        node: the worker node's address.
+        cause: the class name of the worker's error.
+    """
+
+    def __init__(self, message: str, *, node: str, cause: str) -> None:
+        super().__init__(message)
+        self.node = node
+        self.cause = cause
+
+
 class ManifestTypeError(EvaluationError, TypeError):
     """Seeds were given in a container with no reliable order (set, str, generator)."""
-
-
-def _rebuild_agent_error(message: str, stderr_tail: tuple[str, ...], scenario_id: str | None,
-                         seed: int | None) -> AgentError:
-    return AgentError(message, stderr_tail=stderr_tail, scenario_id=scenario_id, seed=seed)
 
 
 class RecipeError(EmberError, ValueError):

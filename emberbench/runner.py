@@ -323,7 +323,8 @@ def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, e
         sink: _Sink = StoreSink(store, manifest, model_id, out, resume=resume, spec=spec, every=every,
                                 seconds=seconds, suite=suite, authenticator=authenticator, verifier=verifier)
     else:
-        sink = ArtifactSink(manifest, model_id, out, resume=resume, suite=suite, authenticator=authenticator)
+        sink = ArtifactSink(manifest, model_id, out, resume=resume, suite=suite, authenticator=authenticator,
+                            spec=spec)
     total = len(manifest.episodes)
     resumed = sink.count
     pending = [e for e in manifest.episodes if not sink.has(e.index)]
@@ -366,14 +367,23 @@ class _Sink(Protocol):
 
 
 class ArtifactSink:
-    """Keeps the artifact on disk: rewritten atomically after every episode (spec section 6)."""
+    """Keeps the artifact on disk: rewritten atomically after every episode (spec section 6).
+
+    The run's sidecar (:mod:`emberbench.run_sidecar`) is written before the
+    artifact's first write; a resume is checked against it before the
+    artifact is read, and an artifact holding episodes without one is not resumed.
+    """
 
     def __init__(self, manifest: EvaluationManifest, model_id: str, out: Path, *, resume: bool,
-                 suite: Suite, authenticator: Authenticator = authenticate_all) -> None:
+                 suite: Suite, authenticator: Authenticator = authenticate_all, spec: str) -> None:
+        from .run_sidecar import new_sidecar, refuse_unknown_policy, write_sidecar
+
         self.manifest, self.model_id, self.out = manifest, model_id, out
         self.done: dict[int, bytes] = {}
         self.digest = ""
-        if output_exists(out, resume):
+        exists = output_exists(out, resume)
+        sidecar = output_sidecar(out, exists, manifest, model_id, spec)
+        if exists:
             from .result_stream import verify_artifact
 
             found: dict[int, bytes] = {}
@@ -383,9 +393,13 @@ class ArtifactSink:
 
             existing = verify_artifact(out, suite, sink=take, replayer=authenticator)
             check_resumable(existing.manifest.hash, existing.model_id, manifest, model_id, out)
+            if sidecar is None and found:
+                raise refuse_unknown_policy(out)
             self.done = found
             self.digest = existing.digest
-        else:
+        if sidecar is None:  # a new output, or an artifact of zero episodes: this run begins it
+            write_sidecar(out, new_sidecar(spec, model_id, manifest.hash))
+        if not exists:
             self._save()
 
     @property
@@ -433,6 +447,56 @@ def output_exists(out: Path, resume: bool) -> bool:
     return False
 
 
+def output_sidecar(out: Path, exists: bool, manifest: EvaluationManifest, model_id: str, spec: str) -> Any:
+    """The run sidecar of an existing output, checked against this run (None if there is none to check).
+
+    Without one, its path is put through the output policy at once, since the
+    run will write it.
+
+    Raises:
+        OutputPathError: the sidecar's path is not a regular file or nothing.
+        RunInfoError: the sidecar cannot be read or is not one.
+        ResumeError: it names another manifest, model id or policy spec.
+    """
+    from .run_sidecar import check_sidecar, check_sidecar_path, read_sidecar
+
+    found = read_sidecar(out) if exists else None
+    if found is None:
+        check_sidecar_path(out)
+    else:
+        check_sidecar(found, manifest, model_id, spec, out)
+    return found
+
+
+def check_before_start(manifest: EvaluationManifest, model_id: str, output_path: str | Path, spec: str, *,
+                       store: Any = None, resume: bool = True) -> None:
+    """The resume refusals a run can make from its output's sidecar and its journal header alone.
+
+    Cheap (nothing is replayed, no lock but the caller's is taken), for a
+    caller about to start something slow, such as Ray: a resume under
+    another policy spec, manifest or model id, a resume an artifact without
+    sidecar cannot allow, and ``resume=False`` over existing work are refused
+    here; everything else is left to :func:`run_evaluation`, which checks all
+    of it again.
+
+    Raises:
+        ResumeError, OutputPathError, RunInfoError, ResultError: as :func:`run_evaluation`.
+    """
+    from .run_sidecar import refuse_unknown_policy, starts_empty
+
+    validate_model_id(model_id)
+    out = Path(output_path)
+    exists = output_exists(out, resume)
+    sidecar = output_sidecar(out, exists, manifest, model_id, spec)
+    journaled = 0
+    if store is not None:
+        from .store_runner import check_journal_before_start
+
+        journaled = check_journal_before_start(store, manifest, model_id, spec, resume=resume)
+    if exists and sidecar is None and journaled == 0 and not starts_empty(out):
+        raise refuse_unknown_policy(out)
+
+
 def check_resumable(found_hash: str, found_model: str, manifest: EvaluationManifest, model_id: str,
                     where: Path | str) -> None:
     """Refuse to resume an artifact of another manifest or model id."""
@@ -450,5 +514,5 @@ def stray_temp_files(out: Path) -> list[Path]:
     return sorted(out.parent.glob(f".{out.name}.*.tmp"))
 
 
-__all__ = ["EpisodeOutcome", "ExecutorFor", "InProcessExecutor", "RunSummary", "check_resumable", "claim_output", "output_exists", "run_evaluation",
-           "stray_temp_files"]
+__all__ = ["EpisodeOutcome", "ExecutorFor", "InProcessExecutor", "RunSummary", "check_before_start", "check_resumable",
+           "claim_output", "output_exists", "output_sidecar", "run_evaluation", "stray_temp_files"]

@@ -27,9 +27,14 @@ VERIFY_BATCH = 8192
 """Journaled episodes checked per call of the verifier (each call is spread over every worker)."""
 
 
-def adopt_artifact(sink: Any, suite: Any, authenticator: Any,
-                   journaled: dict[int, str]) -> tuple[int, list[tuple[dict[str, Any], list[str]]]]:
+def adopt_artifact(sink: Any, suite: Any, authenticator: Any, journaled: dict[int, str], *,
+                   policy_known: bool = True) -> tuple[int, list[tuple[dict[str, Any], list[str]]]]:
     """Authenticate the artifact at ``sink.out`` and take its episodes as done.
+
+    ``policy_known`` says whether the artifact's run sidecar names this run's
+    policy (:mod:`emberbench.run_sidecar`). Without it, only episodes the
+    journal lists (whose header names the policy) are taken; any other
+    episode refuses the resume, so that no policy is mixed into the run.
 
     Returns:
         ``(episodes taken, journal entries to append)``: the entries of the
@@ -38,7 +43,7 @@ def adopt_artifact(sink: Any, suite: Any, authenticator: Any,
 
     Raises:
         ResultError: the artifact fails a check (it is left untouched).
-        ResumeError: it belongs to another manifest or model id.
+        ResumeError: it belongs to another manifest or model id, or holds episodes of an unknown policy.
         RunIntegrityError: it disagrees with the journal about an episode's record.
     """
     from .result_stream import verify_artifact
@@ -65,6 +70,10 @@ def adopt_artifact(sink: Any, suite: Any, authenticator: Any,
         raise RunIntegrityError(
             f"integrity error: {sink.out} episode {index} has record {digest}, but the run journal "
             f"{sink.name} in store {store_name(sink.store)} has {known}; nothing was changed", subject=known)
+    if not policy_known and any(i not in journaled for i in taken):
+        from .run_sidecar import refuse_unknown_policy
+
+        raise refuse_unknown_policy(sink.out)
     _store_missing(sink, taken)
     imported = [({"index": i, "digest": d}, [d]) for i, d in taken.items() if i not in journaled]
     sink.in_file = len(existing.indices)

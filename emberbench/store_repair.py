@@ -7,7 +7,10 @@ record that comes out different is never stored in place of the journaled
 one: the run is reported as not repairable. Nothing is repaired by guessing.
 
 * :func:`repair_store` (``emberbench store fsck --repair``) does this for
-  every run journal of a store: each journaled record that is missing or
+  every run of a store: first the run's structure is repaired from its
+  verified result (:func:`emberbench.run_rebuild.repair_structure`: a
+  damaged journal or ref is rebuilt, a link or FIFO where the journal
+  belongs is removed); then each journaled record that is missing or
   fails its checks is played again, and the result object of a finished run
   that is missing or corrupt is rebuilt by rerunning the run into a temporary
   file (the same path ``emberbench run`` takes, with full authentication).
@@ -56,15 +59,26 @@ def repair_store(store: Any, suite: Any, *, agent_timeout: float | None = None) 
         suite: the suite the runs were evaluated on.
         agent_timeout: seconds a ``cmd:`` agent may take per step.
     """
+    from .catalog import run_names
+    from .run_rebuild import repair_structure
+
     repaired: list[str] = []
     unrepaired: list[str] = []
-    for name in store.journal_names():
+    journals = frozenset(store.journal_names())
+    runs = frozenset(run_names(store))
+    for name in sorted(journals | runs):
+        done: list[str] = []
         try:
-            repaired += _repair_run(store, suite, name, agent_timeout)
+            has_journal = name in journals
+            if name in runs:
+                has_journal = repair_structure(store, suite, name, has_journal=has_journal, done=done)
+            if has_journal:
+                done += _repair_run(store, suite, name, agent_timeout)
         except EmberError as exc:
             unrepaired.append(f"run {name}: {exc}")
         except Exception as exc:  # noqa: BLE001 - a store fault or a policy's own error: report, go on
             unrepaired.append(f"run {name}: {type(exc).__name__}: {exc}")
+        repaired += done
     return RepairReport(tuple(repaired), tuple(unrepaired))
 
 
@@ -117,13 +131,15 @@ def _regenerate(store: Any, suite: Any, manifest: Any, spec: str, lost: dict[int
                 agent_timeout: float | None) -> list[str]:
     """Play each lost episode again; store its record only if it reproduces the journaled digest."""
     from .errors import RunIntegrityError
+    from .policies.context import PolicyContext
     from .policies.spec import FreshPolicies, resolve_policy
     from .runner import play_to_outcome
 
     if not lost:
         return []
     kwargs = {} if agent_timeout is None else {"agent_timeout": agent_timeout}
-    factory = FreshPolicies(resolve_policy(spec, **kwargs), spec)
+    # With the store, a served model's lost records are played again from its response cache.
+    factory = FreshPolicies(resolve_policy(spec, context=PolicyContext(store=store), **kwargs), spec)
     done = []
     for index, digest in lost.items():
         outcome, record = play_to_outcome(suite, manifest.episodes[index], factory)
@@ -180,31 +196,8 @@ class RunRemoval:
     applied: bool
 
 
-def find_run(store: Any, prefix: str) -> str:
-    """The run (journal name) that ``prefix`` names: a full name or a unique prefix, with or without ``run-``.
-
-    Raises:
-        StoreUsageError: no run, or several, match.
-    """
-    from .store_runner import RESULT_REF_PREFIX, store_name
-
-    names = set(store.journal_names())
-    for ref in store.refs.names():
-        for lead in (RESULT_REF_PREFIX, "runs/"):
-            if ref.startswith(lead) and "/" not in ref[len(lead):]:
-                names.add(ref[len(lead):])
-    wanted = prefix if prefix.startswith("run-") else f"run-{prefix}"
-    matches = sorted(n for n in names if n.startswith(wanted))
-    if not matches:
-        raise StoreUsageError(f"no run in store {store_name(store)} matches {prefix!r}")
-    if len(matches) > 1:
-        raise StoreUsageError(f"{prefix!r} matches {len(matches)} runs ({', '.join(m[:16] for m in matches[:4])}"
-                              f"{', ...' if len(matches) > 4 else ''}); give more of the name")
-    return matches[0]
-
-
 def remove_run(store: Any, run: str, *, apply: bool = False) -> RunRemoval:
-    """Delete the journal of ``run`` and its ``results/`` and ``runs/`` refs (only with ``apply``).
+    """Delete the journal of ``run`` and its ``results/``, ``runs/`` and ``attestations/`` refs (only with ``apply``).
 
     The journal goes first, and only if no run holds it; a removal
     interrupted before the refs go is finished by running it again. The
@@ -221,7 +214,10 @@ def remove_run(store: Any, run: str, *, apply: bool = False) -> RunRemoval:
         info = read_run_info(store, run)
     except (EmberError, KeyError, ValueError):
         info = None  # a damaged run-info does not stop its removal
-    refs = tuple(ref for ref in (f"{RESULT_REF_PREFIX}{run}", run_info_ref(run)) if ref in store.refs)
+    from .provenance.attest import attestation_ref
+
+    refs = tuple(ref for ref in (f"{RESULT_REF_PREFIX}{run}", run_info_ref(run), attestation_ref(run))
+                 if ref in store.refs)
     journal = run in store.journal_names()
     if apply:
         try:
@@ -234,4 +230,4 @@ def remove_run(store: Any, run: str, *, apply: bool = False) -> RunRemoval:
     return RunRemoval(run=run, journal=journal, refs=refs, info=info, applied=apply)
 
 
-__all__ = ["RepairReport", "RunRemoval", "find_run", "remove_run", "repair_store"]
+__all__ = ["RepairReport", "RunRemoval", "remove_run", "repair_store"]

@@ -51,6 +51,7 @@ from .record_spool import RecordSpool
 from .results import artifact_chunks, episode_chunk
 from .run_info import JournalHeader, RunInfo, is_header_entry, software_versions, this_host, this_user, utc_now
 from .run_info import write_run_info
+from .run_sidecar import new_sidecar, write_sidecar
 from .store_adopt import adopt_artifact, verify_journaled
 
 CHECKPOINT_BUDGET = 0.25
@@ -80,7 +81,65 @@ def result_ref_name(manifest_hash: str, model_id: str) -> str:
 
 def _journal_failure(name: str, store: Any, exc: Exception) -> RunIntegrityError:
     return RunIntegrityError(f"integrity error: the run journal {name} in store {store_name(store)} cannot be read: {exc}; "
-                             f"nothing was repaired (`emberbench store rm-run {name}` removes the run)", subject=name)
+                             "nothing was repaired (`emberbench store fsck --repair` rebuilds it from the run's stored "
+                             f"result, `emberbench store rm-run {name}` removes the run)", subject=name)
+
+
+def check_journal_identity(store: Any, name: str, entries: tuple[Any, ...], finished: bool, *, spec: str,
+                           model_id: str, resume: bool) -> JournalHeader | None:
+    """The header of run journal ``name`` (None for a new, empty journal), checked against this run.
+
+    Raises:
+        ResumeError: the journal records no policy (an older EMBERBench), another policy spec, or
+            holds episodes while ``resume`` is False.
+        RunIntegrityError: its header cannot be read.
+    """
+    from .errors import RunInfoError
+
+    if not entries and not finished:
+        return None
+    if not is_header_entry(entries[0].data if entries else {}):
+        raise ResumeError(
+            f"the run journal {name} does not record its policy (written by an older EMBERBench); "
+            f"remove the run with `emberbench store rm-run {name} --apply` and run again")
+    try:
+        header = JournalHeader.from_dict(entries[0].data)
+    except RunInfoError as exc:
+        raise _journal_failure(name, store, exc) from None
+    episodes = len(entries) - 1
+    if not resume and (episodes or finished):
+        raise ResumeError(
+            f"the store already holds run {name} of model {model_id!r} on this manifest "
+            f"({episodes} episodes, policy {header.policy!r}, started {header.started}); --no-resume never "
+            f"reuses journaled episodes: use another --model-id, or remove the run with "
+            f"`emberbench store rm-run {name} --apply`")
+    if header.policy != spec:
+        raise ResumeError(
+            f"run {name} (model {model_id!r}) was started with policy {header.policy!r}; this run "
+            f"uses policy {spec!r}; use another --model-id, or remove the run with "
+            f"`emberbench store rm-run {name} --apply`")
+    return header
+
+
+def check_journal_before_start(store: Any, manifest: EvaluationManifest, model_id: str, spec: str, *,
+                               resume: bool) -> int:
+    """Check the run's journal, if any, against this run without taking its lock; return its episode count.
+
+    For a check before anything slow starts (Ray): a journal that cannot be
+    read here is left to the run itself, which reports it in full.
+
+    Raises:
+        ResumeError: as :func:`check_journal_identity`.
+    """
+    from emberbench.store import StoreError, journal_name
+
+    name = journal_name(manifest.hash, model_id)
+    try:
+        state = store.read_journal(name)
+    except StoreError:
+        return 0
+    check_journal_identity(store, name, state.entries, state.finished, spec=spec, model_id=model_id, resume=resume)
+    return max(0, len(state.entries) - 1)
 
 
 class StoreSink:
@@ -99,7 +158,7 @@ class StoreSink:
                  spec: str, every: int, seconds: float, suite: Any, authenticator: Any, verifier: Any) -> None:
         from emberbench.store import journal_name
 
-        from .runner import output_exists
+        from .runner import output_exists, output_sidecar
 
         self.store, self.manifest, self.model_id, self.out = store, manifest, model_id, out
         self.spec, self.every, self.seconds = spec, every, seconds
@@ -114,8 +173,9 @@ class StoreSink:
         self.digest = ""
         self.from_artifact = self.from_journal = self.regenerated = 0
         self.in_file = -1  # episodes in the artifact at ``out`` (-1: no file written or loaded)
-        self.spool = RecordSpool(n)
         exists = output_exists(out, resume)
+        sidecar = output_sidecar(out, exists, manifest, model_id, spec)
+        self.spool = RecordSpool(n)
         self.journal = self._open_journal()
         try:
             entries = self.journal.entries
@@ -123,7 +183,10 @@ class StoreSink:
             journaled = self._load_entries(entries)
             imported: list[tuple[dict[str, Any], list[str]]] = []
             if exists:
-                self.from_artifact, imported = adopt_artifact(self, suite, authenticator, journaled)
+                self.from_artifact, imported = adopt_artifact(self, suite, authenticator, journaled,
+                                                              policy_known=sidecar is not None)
+            if sidecar is None:  # a new output, or one whose every episode the journal vouches for
+                write_sidecar(out, new_sidecar(spec, model_id, manifest.hash))
             # The manifest is put on every start: that restores it if gc or fsck took it.
             manifest_key = store.put(manifest.canonical_bytes())
             if self.header is None:
@@ -177,51 +240,25 @@ class StoreSink:
 
     def _check_identity(self, entries: tuple[Any, ...], resume: bool) -> JournalHeader | None:
         """The journal's header (None for a new journal); refuse another policy, or reuse under --no-resume."""
-        from .errors import RunInfoError
-
-        if not entries and not self.journal.finished:
-            return None
-        if not is_header_entry(entries[0].data if entries else {}):
-            raise ResumeError(
-                f"the run journal {self.name} does not record its policy (written by an older EMBERBench); "
-                f"remove the run with `emberbench store rm-run {self.name} --apply` and run again")
-        try:
-            header = JournalHeader.from_dict(entries[0].data)
-        except RunInfoError as exc:
-            raise _journal_failure(self.name, self.store, exc) from None
-        episodes = len(entries) - 1
-        if not resume and (episodes or self.journal.finished):
-            raise ResumeError(
-                f"the store already holds run {self.name} of model {self.model_id!r} on this manifest "
-                f"({episodes} episodes, policy {header.policy!r}, started {header.started}); --no-resume never "
-                f"reuses journaled episodes: use another --model-id, or remove the run with "
-                f"`emberbench store rm-run {self.name} --apply`")
-        if header.policy != self.spec:
-            raise ResumeError(
-                f"run {self.name} (model {self.model_id!r}) was started with policy {header.policy!r}; this run "
-                f"uses policy {self.spec!r}; use another --model-id, or remove the run with "
-                f"`emberbench store rm-run {self.name} --apply`")
-        return header
+        return check_journal_identity(self.store, self.name, entries, self.journal.finished, spec=self.spec,
+                                      model_id=self.model_id, resume=resume)
 
     def _load_entries(self, entries: tuple[Any, ...]) -> dict[int, str]:
-        """Journaled episodes as ``{index: digest}`` (not yet trusted)."""
-        from emberbench.store import validate_key
+        """Journaled episodes as ``{index: digest}`` (not yet trusted), after the checks fsck and audit make too.
 
-        journaled: dict[int, str] = {}
-        n = len(self.manifest.episodes)
-        for position, entry in enumerate(entries[1:], start=1):
-            data = entry.data
-            index, digest = data.get("index"), data.get("digest")
+        A ref of the run that holds no valid key, an entry that is not an
+        episode of this manifest, or a finished journal that lacks an episode
+        is an integrity error naming the object (:mod:`emberbench.run_damage`).
+        """
+        from .run_damage import RunDamage, journaled_episodes, ref_damage
+
+        damage = ref_damage(self.store, self.name)
+        if damage is None:
             try:
-                validate_key(digest)
-            except ValueError:
-                index = None
-            if (not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < n
-                    or journaled.get(index, digest) != digest or entry.keys != (digest,)):
-                raise _journal_failure(self.name, self.store, ValueError(f"entry {position} is not an episode of "
-                                                                         "this manifest"))
-            journaled[index] = digest
-        return journaled
+                return journaled_episodes(entries, len(self.manifest.episodes), finished=self.journal.finished)
+            except ValueError as exc:
+                damage = RunDamage(self.name, f"journal {self.name}", str(exc))
+        raise damage.error(store_name(self.store))
 
     def _new_info(self) -> RunInfo:
         m = self.manifest

@@ -28,16 +28,27 @@ COMMITMENT_FORMAT_VERSION = "1.0"
 REVEAL_FORMAT_VERSION = "1.0"
 RUN_INFO_VERSION = "1.0"
 RUN_HEADER_VERSION = 1
+RUN_SIDECAR_VERSION = "1.0"
 OUTPUT_LOCK_VERSION = 1
 RUN_CATALOG_VERSION = "1.0"
+MODEL_CACHE_VERSION = "1.0"
+KEYRING_VERSION = "1.0"
+ATTESTATION_PAYLOAD_TYPE = "application/vnd.in-toto+json"
+"""The DSSE payload type of an attestation: an in-toto Statement (the statement says which)."""
+STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
+RUN_PROVENANCE_PREDICATE = "https://emberbench.invalid/predicates/run-provenance/v1"
+"""The predicate type of a run's attestation; the major version is its last path component (in-toto's rule)."""
 
 __all__ = [
+    "ATTESTATION_PAYLOAD_TYPE",
     "CALIBRATION_FORMAT_VERSION",
     "COMMITMENT_FORMAT_VERSION",
     "GENERATION_FORMAT_VERSION",
     "GENERATOR_VERSION",
+    "KEYRING_VERSION",
     "MANIFEST_VERSION",
     "METRICS_VERSION",
+    "MODEL_CACHE_VERSION",
     "OBSERVATION_VERSION",
     "OUTPUT_LOCK_VERSION",
     "PAIRING_VERSION",
@@ -48,8 +59,11 @@ __all__ = [
     "RUN_CATALOG_VERSION",
     "RUN_HEADER_VERSION",
     "RUN_INFO_VERSION",
+    "RUN_PROVENANCE_PREDICATE",
+    "RUN_SIDECAR_VERSION",
     "SCENARIO_FORMAT_VERSION",
     "SIMULATOR_VERSION",
+    "STATEMENT_TYPE",
     "STATISTICS_VERSION",
     "SUITE_FORMAT_VERSION",
     "SUITE_VERSION",

@@ -10,8 +10,11 @@ RSS count that step alone):
    its default (the CLI's defaults: checkpoints every 60 s within their
    budget). Reported: the bytes the process handed to write() (``wchar``:
    record objects, journal, checkpoints, the final artifact and its stored
-   copy, run-info objects) divided by the final artifact's size (target
-   <= 2.5 at every size, not growing with n); the peak RSS.
+   copy, run-info objects, the sidecar, and the record spool's temp file)
+   divided by the final artifact's size (target <= 2.5 at every size, not
+   growing with n), and of those the spool's own share (its compressed
+   copies past the in-memory bound, :mod:`emberbench.record_spool`) and its
+   copies held in memory at the end; the peak RSS.
 2. **resume**: the same run again into a new ``--out``: every journaled
    episode is read back from the store, checked and replayed before the
    artifact is written. Reported: the time of that authentication (wall and
@@ -70,6 +73,7 @@ def child(step: str, episodes: int, folder: Path) -> dict[str, float]:
     manifest = load_manifest(folder / "manifest.json", suite)
     assert len(manifest.episodes) == episodes
     timed = _time_authentication()
+    spooled = _count_spool()
     w0, t0, c0 = wchar(), time.perf_counter(), time.process_time()
     if step == "play":
         from emberbench.policies.spec import resolve_policy
@@ -84,10 +88,29 @@ def child(step: str, episodes: int, folder: Path) -> dict[str, float]:
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     out = {"step": step, "episodes": episodes, "seconds": seconds, "cpu": cpu, "written": wchar() - w0,
-           "peak_rss": peak, "auth_seconds": timed[0], "auth_cpu": timed[1]}
+           "peak_rss": peak, "auth_seconds": timed[0], "auth_cpu": timed[1], "spool_disk": spooled[0],
+           "spool_memory": spooled[1]}
     with open(folder.parent / "bench-run-bytes.jsonl", "a") as log:  # every step's figures, kept after cleanup
         log.write(json.dumps(out) + "\n")
     return out
+
+
+def _count_spool() -> list[int]:
+    """Wrap the run's record spool: [bytes written to its temp file, bytes it held in memory], taken at close."""
+    import emberbench.store_runner as runner
+    from emberbench.record_spool import RecordSpool
+
+    counted = [0, 0]
+
+    class Counted(RecordSpool):
+        def close(self) -> None:
+            if self._offsets:  # the first close only
+                counted[0] += self.disk_bytes
+                counted[1] = max(counted[1], self.memory_bytes)
+            super().close()
+
+    runner.RecordSpool = Counted
+    return counted
 
 
 def _time_authentication() -> list[float]:
@@ -147,6 +170,9 @@ def main() -> int:
         line = (f"{n:>7,} episodes: artifact {size:>13,} B, run wrote {run['written']:>14,} B = {ratio:5.2f} x "
                 f"artifact (target <= 2.5), run {run['seconds']:7.1f} s, peak RSS {run['peak_rss'] / 2**20:7.1f} MiB")
         print(line)
+        print(f"{'':>7}           of which the record spool's temp file {run['spool_disk']:,} B "
+              f"({run['spool_disk'] / size:.2f} x artifact); its copies in memory at the end "
+              f"{run['spool_memory'] / 2**20:.1f} MiB")
         resume_line = (f"{'':>7}           resume: authenticating {n:,} journaled episodes took {resume['auth_seconds']:.1f} s "
                        f"({resume['auth_cpu']:.1f} s CPU), the whole resume {resume['seconds']:.1f} s "
                        f"(peak RSS {resume['peak_rss'] / 2**20:.1f} MiB)")

@@ -180,7 +180,14 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def delete_journal(self, name: str, timeout: float) -> bool:
-        """Delete a journal no writer holds; returns whether it existed."""
+        """Delete a journal no writer holds (or a non-journal entry in its place); returns whether it existed."""
+
+    def special_journal(self, name: str) -> str | None:
+        """What stands where journal ``name`` belongs if it cannot be a journal (a link, a FIFO...), else None.
+
+        Only a folder-based backend can hold such an entry; the default says None.
+        """
+        return None
 
     @abc.abstractmethod
     def import_journal(self, name: str, data: bytes) -> None:

@@ -464,11 +464,24 @@ class Store:
         """Every journal in the store, sorted."""
         return self.backend.journal_names()
 
+    def special_journal(self, name: str) -> str | None:
+        """What stands where journal ``name`` belongs if it cannot be a journal (``"a FIFO"``...), else None.
+
+        Only a local store can hold such an entry (a link, FIFO, socket or
+        device planted in ``journals/``); every read and write refuses it,
+        and :meth:`delete_journal` removes it without following or opening it.
+        """
+        from .keys import validate_journal_name
+
+        return self.backend.special_journal(validate_journal_name(name))
+
     def delete_journal(self, name: str, *, timeout: float = 0.0) -> bool:
         """Delete ``name`` unless a writer holds it. Returns whether it existed.
 
         Deleting a journal drops it as a gc root: the objects only it referenced
-        become collectable (after the grace period).
+        become collectable (after the grace period). A link, FIFO, socket or
+        device where the journal belongs is removed as it is (never followed
+        or opened); a folder there is refused.
         """
         from .keys import validate_journal_name
 

@@ -11,11 +11,28 @@ from __future__ import annotations
 
 
 class StoreError(Exception):
-    """Root of every error the store raises deliberately."""
+    """Root of every error the store raises deliberately.
+
+    Every subclass survives pickling with its message and attributes (a store
+    used in another process, such as a Ray worker, sends its errors back
+    pickled); the default, calling the class again with ``args``, fails for
+    constructors like :class:`StoreIOError`'s.
+    """
 
     def __str__(self) -> str:
         # KeyError would otherwise quote the message; one plain line reads best.
         return str(self.args[0]) if self.args else self.__class__.__name__
+
+    def __reduce__(self):  # noqa: ANN204 - pickle's protocol
+        return (_rebuild, (type(self), self.args, dict(vars(self))))
+
+
+def _rebuild(cls: type[StoreError], args: tuple[object, ...], state: dict[str, object]) -> StoreError:
+    """An error of ``cls`` with these ``args`` and attributes, its constructor not called again."""
+    error = cls.__new__(cls, *args)
+    error.args = args
+    vars(error).update(state)
+    return error
 
 
 class InvalidKeyError(StoreError, ValueError):

@@ -267,7 +267,45 @@ class JournalWriter:
         if self._broken:
             raise JournalError(self.name, "a previous append failed; reopen the journal")
 
-    def _write(self, items: list[tuple[int, Mapping[str, Any], Iterable[str]]]) -> None:
+    def rewrite(self, items: Iterable[tuple[Mapping[str, Any], Iterable[str]]],
+                finish: tuple[Mapping[str, Any], Iterable[str]] | None = None) -> None:
+        """Replace the whole journal by ``items`` (and a finish marker ``(data, keys)``, if given), then close.
+
+        A journal is otherwise append-only: this is for a repair that rebuilt
+        a damaged journal from what it verified (EMBERBench's ``store fsck
+        --repair``). The replacement is atomic: a reader sees the old journal
+        or the new one, never a mix. Every referenced key must be stored. The
+        writer is closed afterwards, whatever happens: a writer waiting for
+        the journal then opens the new one.
+
+        Raises:
+            InvalidKeyError / ObjectNotFoundError: a referenced key is invalid
+                or not stored; nothing is written.
+            JournalError: the journal is closed or broken, or another writer
+                appended to it or replaced it meanwhile.
+            StoreIOError: the write failed; the old journal is left as it was.
+        """
+        self._check_open()
+        try:
+            wanted = [(ENTRY, data, keys) for data, keys in items]
+            if finish is not None:
+                wanted.append((FINISH, finish[0], finish[1]))
+            prepared = self._prepare(wanted)
+            data = HEADER + b"".join(frame for _, _, frame in prepared)
+            if len(data) > MAX_JOURNAL_BYTES:
+                raise JournalError(self.name, f"a rewritten journal of {len(data)} bytes exceeds the "
+                                              f"{MAX_JOURNAL_BYTES}-byte cap")
+            self._broken = True  # cleared only once the new journal is in place
+            self._replace(data)
+            self._broken = False
+            self._entries = [entry for kind, entry, _ in prepared if kind == ENTRY]
+            self._finish = next((entry for kind, entry, _ in prepared if kind == FINISH), None)
+        finally:
+            self.close()
+
+    def _prepare(self, items: list[tuple[int, Mapping[str, Any], Iterable[str]]]
+                 ) -> list[tuple[int, JournalEntry, bytes]]:
+        """Check the keys of ``items`` (valid and stored) and frame each one."""
         prepared = []
         for kind, data, keys in items:
             checked = tuple(validate_key(k) for k in keys)
@@ -279,6 +317,10 @@ class JournalWriter:
             except (TypeError, ValueError) as exc:
                 raise JournalError(self.name, f"entry cannot be encoded: {exc}") from None
             prepared.append((kind, JournalEntry(types.MappingProxyType(dict(data)), checked), frame))
+        return prepared
+
+    def _write(self, items: list[tuple[int, Mapping[str, Any], Iterable[str]]]) -> None:
+        prepared = self._prepare(items)
         if not prepared:
             return
         blob = b"".join(frame for _, _, frame in prepared)
@@ -292,6 +334,10 @@ class JournalWriter:
                 self._entries.append(entry)
 
     def _persist(self, blob: bytes) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _replace(self, data: bytes) -> None:  # pragma: no cover - abstract
+        """Atomically make ``data`` (a whole journal, header included) the journal's bytes."""
         raise NotImplementedError
 
     def _release(self) -> None:  # pragma: no cover - abstract

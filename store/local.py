@@ -25,7 +25,7 @@ from .errors import ObjectNotFoundError, RefConflictError, StoreIOError, StoreLa
 from .journal import MAX_JOURNAL_BYTES, JournalWriter
 from .keys import validate_journal_name, validate_key, validate_ref_name
 from .layout import JOURNAL_SUFFIX, Layout, open_layout
-from .local_journal import FileJournalWriter, delete_journal_file, read_journal_file
+from .local_journal import FileJournalWriter, delete_journal_file, read_journal_file, special_journal_file
 
 REF_CAP = 1024
 # Filesystems without hard links report one of these from link(2); rename is
@@ -332,6 +332,9 @@ class LocalBackend(Backend):
 
     def delete_journal(self, name: str, timeout: float) -> bool:
         return delete_journal_file(self.layout, name, timeout)
+
+    def special_journal(self, name: str) -> str | None:
+        return special_journal_file(self.layout, validate_journal_name(name))
 
     def import_journal(self, name: str, data: bytes) -> None:
         file = validate_journal_name(name) + JOURNAL_SUFFIX

@@ -9,7 +9,9 @@ that happens to start with a journal header) is refused, never written.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 from collections.abc import Callable
 
 from . import _fs, _nofollow, lock
@@ -42,15 +44,53 @@ def read_journal_file(layout: Layout, name: str, cap: int = MAX_JOURNAL_BYTES) -
         os.close(fd)
 
 
+def special_kind(mode: int) -> str | None:
+    """How a file of ``mode`` that is not a regular file is named in messages (None: a regular file)."""
+    if stat.S_ISREG(mode):
+        return None
+    for test, kind in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return kind
+    return "a special file"
+
+
+def special_journal_file(layout: Layout, name: str) -> str | None:
+    """What stands where the journal file of ``name`` belongs if it is not a regular file (never followed)."""
+    with _nofollow.in_dir(str(layout.root), ("journals",)) as jfd:
+        info = _nofollow.lstat(jfd, _file(name))
+    return None if info is None else special_kind(info.st_mode)
+
+
 def delete_journal_file(layout: Layout, name: str, timeout: float = 0.0) -> bool:
     """Delete a journal that no writer holds; returns whether it existed.
 
+    A link, FIFO, socket or device where the journal file belongs is no
+    journal (every open refuses it, so no writer can hold it): it is removed
+    as it is, never followed or opened. A folder there is refused.
+
     Raises:
         LockError: a writer holds the journal.
+        StoreLayoutError: a folder stands where the journal file belongs.
     """
     where = str(layout.journal_path(name))
     file = _file(name)
     with _nofollow.in_dir(str(layout.root), ("journals",)) as jfd:
+        info = _nofollow.lstat(jfd, file)
+        if info is None:
+            return False
+        if not stat.S_ISREG(info.st_mode):
+            if stat.S_ISDIR(info.st_mode):
+                raise StoreLayoutError(where, "a folder where a journal file belongs (not removed)")
+            try:
+                os.unlink(file, dir_fd=jfd)
+            except FileNotFoundError:
+                return False
+            except OSError as exc:
+                raise StoreIOError("unlink", where, exc) from exc
+            _fs.fsync_fd(jfd, str(layout.journals))
+            return True
         try:
             fd = _nofollow.open_file(jfd, file, os.O_RDWR, where)
         except FileNotFoundError:
@@ -144,6 +184,37 @@ class FileJournalWriter(JournalWriter):
         _fs.write_all(self._fd, blob, self._where)
         _fs.fsync_fd(self._fd, self._where)
         self._size += len(blob)
+
+    def _replace(self, data: bytes) -> None:
+        # A fsynced temp beside the journal, renamed over it while this writer
+        # still holds the old file's lock: a reader opens the old file or the
+        # new one; a writer waiting for the lock finds the inode changed and
+        # starts over on the new file (see _open_locked).
+        with _nofollow.in_dir(str(self._layout.root), ("journals",)) as jfd:
+            now = _nofollow.lstat(jfd, self._file)
+            if now is None or now.st_ino != os.fstat(self._fd).st_ino:
+                raise JournalError(self.name, "the journal file was replaced by another process")
+            temp = _fs.temp_name(self._file)
+            try:
+                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _nofollow.O_NOFOLLOW | _nofollow.O_CLOEXEC,
+                             0o644, dir_fd=jfd)
+            except OSError as exc:
+                raise StoreIOError("create", self._where, exc) from exc
+            try:
+                try:
+                    _fs.write_all(fd, data, self._where)
+                    _fs.fsync_fd(fd, self._where)
+                finally:
+                    os.close(fd)
+                try:
+                    os.replace(temp, self._file, src_dir_fd=jfd, dst_dir_fd=jfd)
+                except OSError as exc:
+                    raise StoreIOError("rename", self._where, exc) from exc
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp, dir_fd=jfd)
+                raise
+            _fs.fsync_fd(jfd, str(self._layout.journals))
 
     def _release(self) -> None:
         os.close(self._fd)

@@ -192,6 +192,31 @@ class SegmentJournalWriter(JournalWriter):
                 backend.delete_key(key)
         self._based = upto
 
+    def _replace(self, data: bytes) -> None:
+        """Store ``data`` as a base newer than every segment, then delete what it supersedes.
+
+        Readers take the newest base and the segments after it, so the new
+        base replaces the journal in one conditional PUT; until the older
+        segments are deleted they are simply ignored.
+        """
+        backend = self._backend
+        backend.leases.renew(self._lease, reclaim=True)
+        segments, bases = list_segments(backend, self.name)
+        if any(seq >= self._next for seq, _, _ in segments) or any(seq >= self._next for seq, _, _ in bases):
+            raise JournalError(self.name, "another writer appended to the journal (conflict)")
+        top = self._next
+        try:
+            backend.client.put_object(Bucket=backend.bucket, Key=base_key(backend, self.name, top), Body=data,
+                                      IfNoneMatch="*")
+        except client_errors() as exc:
+            if error_code(exc) in (PRECONDITION, CONFLICT):
+                raise JournalError(self.name, f"base {top} was written by another writer (conflict)") from None
+            raise io_error("rewrite", f"{backend.name}/journals/{self.name}", exc) from exc
+        for seq, key, _ in [*reversed(segments), *reversed(bases)]:
+            if seq < top:
+                backend.delete_key(key)
+        self._next, self._based, self._data = top + 1, top, bytearray(data)
+
     def _release(self) -> None:
         self._backend.leases.release(self._lease)
 

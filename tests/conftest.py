@@ -93,3 +93,18 @@ def s3_locator(s3_endpoint: str) -> str:
     from tests import s3server
 
     return f"s3://{s3server.BUCKET}/t{next(_S3_PREFIXES):06d}-{os.getpid()}?endpoint={s3_endpoint}"
+
+
+@pytest.fixture(scope="session")
+def model_server():
+    """A local OpenAI-compatible test server on 127.0.0.1 (tests/model_server.py), started once per session."""
+    from tests import model_server as module
+
+    try:
+        server = module.start()
+    except RuntimeError as exc:
+        if os.environ.get("CI") == "true":  # in CI the served-model tests must run, not skip
+            pytest.fail(f"no model test server: {exc}")
+        pytest.skip(f"no model test server: {exc}")
+    yield server
+    server.stop()

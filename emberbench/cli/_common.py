@@ -154,3 +154,41 @@ def _raise_terminated(signum: int, frame: object) -> None:
 def is_terminal() -> bool:
     """True when stderr is an interactive terminal (progress bars go there)."""
     return sys.stderr.isatty()
+
+
+def suite_named_by_manifest(option: str | os.PathLike[str] | None, suite_id: str | None, *, where: str) -> Any:
+    """The suite a command on a manifest's episodes uses: ``--suite`` when given, else the manifest's own.
+
+    Without ``--suite``, a manifest that names a shipped suite (``suite_id``)
+    gets that suite, and no manifest (None) gets the public suite. The suite's
+    version and hash are checked against the manifest later, by the reader,
+    as with ``--suite``.
+
+    Raises:
+        SuiteError: the manifest names a suite that is not shipped and no
+            ``--suite`` is given (``where`` names the file in the message).
+    """
+    from ..errors import SuiteError
+    from ..suite import SHIPPED_SUITES, load_suite
+
+    if option is not None:
+        return load_suite(option)
+    if suite_id is None or suite_id in SHIPPED_SUITES:
+        return load_suite(suite_id)
+    raise SuiteError(f"{where}: its manifest names suite {suite_id!r}, which is not shipped with EMBERBench; "
+                     "give the suite's folder with --suite")
+
+
+def suite_for_result(option: str | os.PathLike[str] | None, result: str | os.PathLike[str]) -> Any:
+    """:func:`suite_named_by_manifest` for a result artifact: its manifest is read from its header (cheap).
+
+    Raises:
+        ResultError: the artifact's header is refused (before any replay).
+        SuiteError: as :func:`suite_named_by_manifest`.
+    """
+    if option is not None:
+        return suite_named_by_manifest(option, None, where=os.fspath(result))
+    from ..result_stream import read_header
+
+    header = read_header(result)
+    return suite_named_by_manifest(None, header.manifest.suite_id, where=header.where)

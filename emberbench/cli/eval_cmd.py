@@ -27,6 +27,7 @@ from .cluster_cmd import (
     WorkersOption,
 )
 from .episode_cmd import AgentLogOption, agent_log_dir
+from .keys_cmd import KeyringOption, SigningKeyOption, keyring_from, signing_key_from
 from .store_cmd import StoreOption
 from .suite_cmd import SuiteOption
 
@@ -95,7 +96,7 @@ def manifest_show(path: Annotated[Path, typer.Argument(help="A manifest file.")]
 @user_errors
 def run(
     manifest: Annotated[Path, typer.Option("--manifest", help="Evaluation manifest file.")],
-    policy: Annotated[str, typer.Option("--policy", help="Policy spec: built-in name, module:factory, entry-point name, or cmd:<command>.")],
+    policy: Annotated[str, typer.Option("--policy", help="Policy spec: built-in name, module:factory, entry-point name, cmd:<command> or openai:<model>.")],
     model_id: Annotated[str, typer.Option("--model-id", help="Label for this model in the result (1-256 printable characters).")],
     out: Annotated[Path, typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Result artifact to write or resume.")],
     no_resume: Annotated[bool, typer.Option("--no-resume", help="Start from nothing: refuse (never reuse) an existing artifact, or episodes of this run already journaled in the store.")] = False,
@@ -114,11 +115,17 @@ def run(
     address: AddressOption = None,
     runtime_env: RuntimeEnvOption = None,
     suite: SuiteOption = None,
+    signing_key: SigningKeyOption = None,
 ) -> None:
-    """Run a policy on every episode of a manifest and write its result artifact."""
+    """Run a policy on every episode of a manifest and write its result artifact.
+
+    With a signing key (--signing-key, or $EMBERBENCH_SIGNING_KEY) and a
+    store, the complete run's provenance is signed and stored beside it.
+    """
     from ..errors import EmberError, EvaluationError
     from ..executor_choice import choose_executor
     from ..manifest import load_manifest
+    from ..policies.context import PolicyContext
     from ..policies.spec import resolve_policy
     from ..runner import run_evaluation
     from ..suite import load_suite
@@ -126,15 +133,23 @@ def run(
     from .progress import progress_bar
     from .store_cmd import resolve_store_dir
 
+    signer = _signer(signing_key, no_store)
     s = load_suite(suite)
     m = load_manifest(manifest, s)
     log_dir = agent_log_dir(agent_log)
-    factory = resolve_policy(policy, agent_timeout=agent_timeout, agent_log=log_dir)  # a bad spec fails here
     store = None
     if not no_store:
         from ..store_runner import open_store
 
         store = open_store(resolve_store_dir(store_dir))
+    # A bad spec fails here. The store goes to policies that keep content in it (a served model's cache).
+    factory = resolve_policy(policy, agent_timeout=agent_timeout, agent_log=log_dir,
+                             context=PolicyContext(store=store))
+    code = None
+    if signer is not None:  # digested before the run: the code that runs, and a failure costs nothing
+        from ..provenance import policy_code_digest
+
+        code = policy_code_digest(policy)
     env = parse_runtime_env(runtime_env)
     common = {"resume": not no_resume, "store": store, "checkpoint_every": checkpoint_every,
               "checkpoint_seconds": checkpoint_seconds}
@@ -174,6 +189,56 @@ def run(
         ) from None
     typer.echo(summary.describe())
     typer.echo(chosen[0].describe())
+    if signer is not None:
+        _attest_run(store, m, model_id, signer, code, chosen, resolve_address(address))
+
+
+def _signer(option: Path | None, no_store: bool) -> Any:
+    """The run's signing key (None: unsigned); refused with --no-store (the attestation lives in the store)."""
+    import os
+
+    from .keys_cmd import SIGNING_KEY_ENV_VAR
+
+    if no_store:
+        if option is not None:
+            raise typer.BadParameter("a signed run needs a store (its attestation is stored beside the run); "
+                                     "drop --no-store", param_hint="--signing-key")
+        if os.environ.get(SIGNING_KEY_ENV_VAR):
+            typer.echo(f"note: ${SIGNING_KEY_ENV_VAR} is set but --no-store runs are not signed", err=True)
+        return None
+    return signing_key_from(option)
+
+
+def _attest_run(store: Any, manifest: Any, model_id: str, signer: Any, code: Any, chosen: list[Any],
+                address: str | None) -> None:
+    """Sign the complete run and store its attestation; a failure says how to sign it later.
+
+    The invocation names the machines that ran episodes: this one, unless a
+    Ray cluster was joined (``address``), whose nodes are not known here.
+    """
+    import sys
+
+    from emberbench.store import StoreError, journal_name
+
+    from ..errors import EmberError, StoreUsageError
+    from ..provenance import Invocation, attest_run, redact_command
+    from ..provenance.statement import redact_text
+    from ..run_info import this_host
+
+    ray = bool(chosen) and chosen[-1].kind is not ExecutorKind.LOCAL
+    ray_address = address if ray else None
+    invocation = Invocation(command=tuple(redact_command(["emberbench", *sys.argv[1:]])),
+                            executor="ray" if ray else "local",
+                            ray_address=None if ray_address is None else redact_text(ray_address),
+                            nodes=None if ray and ray_address is not None else (this_host(),))
+    run = journal_name(manifest.hash, model_id)
+    try:
+        made = attest_run(store, run, signer, policy_code=code, invocation=invocation,
+                          simulator_version=manifest.simulator_version)
+    except (EmberError, StoreError) as exc:
+        raise StoreUsageError(f"the run is complete, but signing it failed: {exc}; `emberbench runs attest "
+                              f"{run[4:12]}` signs it later") from None
+    typer.echo(f"attestation: {made.key} signed by key {signer.keyid[:16]} (attestations/{run})")
 
 
 def _cluster_option(address: str | None, workers: int | None, runtime_env: Any) -> str | None:
@@ -219,12 +284,28 @@ def verify(
     workers: ParallelWorkersOption = None,
     address: AddressOption = None,
     suite: SuiteOption = None,
+    attestation: Annotated[Optional[Path], typer.Option("--attestation", metavar="FILE", help="Also verify this attestation of the result (a DSSE envelope, from `runs export --attestation`) against --keyring.")] = None,  # noqa: UP007
+    keyring: KeyringOption = None,
 ) -> None:
-    """Authenticate a result artifact completely (every record replayed); exit 0 only if it is also complete."""
+    """Authenticate a result artifact completely (every record replayed); exit 0 only if it is also complete.
+
+    With --attestation, the attestation must also be signed by a key of the
+    keyring and be about this very artifact (its SHA-256, manifest and model).
+    """
     from ..result_stream import verify_artifact
+    from ..run_sidecar import policy_note
     from ..suite import load_suite
     from .cluster_cmd import replay_on_ray, resolve_address
 
+    envelope, trusted = None, None
+    if attestation is not None:
+        from ..provenance.attest import read_attestation
+
+        trusted = keyring_from(keyring)
+        if trusted is None:
+            raise typer.BadParameter("--attestation needs the trusted keys: --keyring FILE or $EMBERBENCH_KEYRING",
+                                     param_hint="--keyring")
+        envelope = read_attestation(attestation)
     s = load_suite(suite)
     if not replay_on_ray(workers, address):
         r = verify_artifact(path, s)
@@ -232,9 +313,18 @@ def verify(
         from emberbench.cluster import verify_on_ray
 
         r = verify_on_ray(path, s, workers=workers, address=resolve_address(address))
+    signature = None
+    if envelope is not None:
+        from ..provenance import verify_attestation
+
+        signature = verify_attestation(envelope, trusted, result_digest=r.digest, where=str(attestation),
+                                       manifest_hash=r.manifest.hash, model_id=r.model_id).describe()
     done, scheduled = len(r.indices), len(r.manifest.episodes)
-    facts = (f"{path}: model {r.model_id!r}, {done}/{scheduled} episodes authenticated, manifest {r.manifest.hash}, "
-             f"result digest {r.digest}")
+    note = policy_note(path, r.model_id, r.manifest.hash)  # from the run sidecar, where there is one
+    facts = (f"{path}: model {r.model_id!r}{'' if note is None else ', ' + note}, {done}/{scheduled} episodes "
+             f"authenticated, manifest {r.manifest.hash}, result digest {r.digest}")
+    if signature is not None:
+        facts += f"; {signature}"
     if done == scheduled:
         typer.echo(f"ok: {facts}")
         return

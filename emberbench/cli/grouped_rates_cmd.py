@@ -7,7 +7,9 @@ result artifacts on the same manifest (see
 library call as ``scripts/check_grouped_rates.py``, so the reports agree,
 and take its options (``--input``, ``--expect``, ``--contract``; the script's
 ``--output`` is ``--out`` here, as in every command, and ``--output`` is kept
-as a hidden, deprecated alias).
+as a hidden, deprecated alias). With ``--from-results`` the suite is the one
+the manifest names when it is shipped, or ``--suite``, as in every command
+that reads results.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from typing import Optional
 import typer
 
 from ..errors import GroupedRatesError
-from ._common import user_errors
+from ._common import suite_for_result, user_errors
 from .args import parse_output_file, parse_positive, parse_seed, refuse_existing
+from .suite_cmd import SuiteOption
 
 
 class FailureRule(str, enum.Enum):
@@ -32,17 +35,20 @@ class FailureRule(str, enum.Enum):
 
 
 def _input_bytes_from_results(
-    paths: tuple[Path, Path], failure: str, seed: Optional[int], replicates: Optional[int]
+    paths: tuple[Path, Path], failure: str, seed: Optional[int], replicates: Optional[int],
+    suite: Optional[Path] = None,
 ) -> bytes:
-    """Load two result artifacts and render the grouped-rates input they define."""
+    """Load two result artifacts and render the grouped-rates input they define.
+
+    The suite is ``suite`` when given, else the shipped suite A's manifest names.
+    """
     from ..grouped_rates import input_from_results, render
     from ..pairing import verify_pair
-    from ..suite import load_suite
 
     # Manifests are compared (from the headers) before either file is read in full; each
     # result is then verified as a stream, keeping only its episodes' counts.
     kept: tuple[dict[int, dict[str, int]], dict[int, dict[str, int]]] = ({}, {})
-    first, second = verify_pair(paths[0], paths[1], load_suite(),
+    first, second = verify_pair(paths[0], paths[1], suite_for_result(suite, paths[0]),
                                 sink_a=lambda e: kept[0].__setitem__(e.index, dict(e.metrics.counts)),
                                 sink_b=lambda e: kept[1].__setitem__(e.index, dict(e.metrics.counts)))
     entries = [(e.index, e.scenario_id, e.seed) for e in first.manifest.episodes]
@@ -91,6 +97,7 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, "--force", help="Replace existing output files."),
         output: Optional[Path] = typer.Option(None, "--output", parser=parse_output_file, hidden=True,
                                               help="Deprecated spelling of --out."),
+        suite: SuiteOption = None,
     ) -> None:
         """Task-grouped failure rates of two arms, resampling whole task clusters."""
         from ..atomic import atomic_write_bytes
@@ -108,14 +115,14 @@ def register(app: typer.Typer) -> None:
         if from_results is not None:
             if failure is None:
                 raise GroupedRatesError("--from-results needs --failure casualty|not-evacuated|stranded")
-            data = _input_bytes_from_results(from_results, failure.value, seed, replicates)
+            data = _input_bytes_from_results(from_results, failure.value, seed, replicates, suite)
             if save_input is not None:
                 atomic_write_bytes(save_input, data)
             outcome = evaluate(data, where="input built from results", expect=expect, output=out)
         else:
-            if any(v is not None for v in (failure, seed, replicates, save_input)):
+            if any(v is not None for v in (failure, seed, replicates, save_input, suite)):
                 raise GroupedRatesError(
-                    "--failure, --seed, --replicates and --save-input need --from-results"
+                    "--failure, --seed, --replicates, --save-input and --suite need --from-results"
                 )
             outcome = check_file(input_path, expect=expect, output=out)  # type: ignore[arg-type]
         if out is None:

@@ -102,6 +102,7 @@ _COMMAND_MODULES = (
     "emberbench.cli.grouped_rates_cmd",
     "emberbench.cli.store_cmd",
     "emberbench.cli.runs_cmd",
+    "emberbench.cli.keys_cmd",
     "emberbench.cli.cluster_cmd",
     "emberbench.cli.completion_cmd",
 )

@@ -27,7 +27,7 @@ def plot(
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="forest: model id the others are compared with (default: the first).")] = None,
     metric: Annotated[Optional[MetricChoice], typer.Option("--metric", metavar="METRIC", help="forest: one row per scenario/family for this metric instead of one row per metric.")] = None,
     scenario: Annotated[Optional[str], typer.Option("--scenario", help="egress, heatmap: the scenario to draw.")] = None,
-    stats: Annotated[Optional[list[Path]], typer.Option("--stats", help="forest: a paired statistics artifact to use instead of computing it (repeatable).")] = None,
+    stats: Annotated[Optional[list[Path]], typer.Option("--stats", help="forest: a paired statistics artifact the recomputed one must equal byte for byte; it sets its resamples (repeatable).")] = None,
     resamples: Annotated[int, typer.Option("--resamples", parser=parse_positive, metavar="N", help="forest: bootstrap resamples when computing.")] = 2000,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")] = False,
     suite: SuiteOption = None,

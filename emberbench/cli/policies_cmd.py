@@ -34,3 +34,4 @@ def policies() -> None:
     typer.echo("other policy specs:")
     typer.echo("  module:factory  a Python factory on the import path")
     typer.echo("  cmd:COMMAND     an external agent speaking the line protocol (docs/model-interface.md)")
+    typer.echo("  openai:MODEL    a model behind an OpenAI-compatible server (docs/served-models.md)")

@@ -30,7 +30,7 @@ def report(
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="Model id every other result is compared with (default: the first).")] = None,
     out: Annotated[Path, typer.Option("--out", help="Report folder to write.")] = Path("report"),
     force: Annotated[bool, typer.Option("--force", help="Write into a folder that holds files other than a previous report's.")] = False,
-    stats: Annotated[Optional[list[Path]], typer.Option("--stats", help="A statistics artifact to use instead of computing it (repeatable).")] = None,
+    stats: Annotated[Optional[list[Path]], typer.Option("--stats", help="A statistics artifact the report's recomputed one must equal byte for byte; it sets that artifact's resamples (repeatable).")] = None,
     resamples: Annotated[int, typer.Option("--resamples", parser=parse_positive, metavar="N", help="Bootstrap resamples for the statistics computed here.")] = 2000,
     order_by: Annotated[Optional[MetricChoice], typer.Option("--order-by", metavar="METRIC", help="Order the leaderboard by this metric, a name from docs/metrics.md (default: as given).")] = None,
     embed: Annotated[int, typer.Option("--embed", parser=parse_positive, metavar="N", help="Most episodes each viewer page embeds (1-1000).")] = 48,

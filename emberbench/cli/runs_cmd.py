@@ -1,7 +1,8 @@
-"""``emberbench runs ls|show|verify|export``: the run catalog of a store (see :mod:`emberbench.catalog`).
+"""``emberbench runs ls|show|verify|export|attest``: the run catalog of a store (see :mod:`emberbench.catalog`).
 
 A run is named by a short id: a unique prefix (at least 4 hex digits) of the
-64 hex digits of its name, as ``runs ls`` prints them.
+64 hex digits of its name, as ``runs ls`` prints them (the rule is
+:func:`emberbench.catalog.parse_run_id`, shared with ``store rm-run``).
 """
 
 from __future__ import annotations
@@ -13,13 +14,12 @@ from typing import Annotated, Optional
 import typer
 
 from ._common import user_errors
-from .args import parse_output_file
+from .args import parse_output_file, parse_output_file_or_none
 from .cluster_cmd import AddressOption, ParallelWorkersOption
-from .store_cmd import StoreOption, _open
+from .keys_cmd import KeyringOption, SigningKeyOption, keyring_from, signing_key_from
+from .store_cmd import RunIdArgument, StoreOption, _open
 from .suite_cmd import SuiteOption
 
-RunIdArgument = Annotated[str, typer.Argument(metavar="ID", help="The run: a unique prefix (4 or more hex digits) of "
-                                                                 "its id, as `runs ls` shows it.")]
 PARTIAL_EXIT = 3
 """Exit status of ``runs verify`` when the run is authenticated but incomplete (as ``verify``)."""
 
@@ -81,9 +81,13 @@ def ls(
 def show(run_id: RunIdArgument, store_dir: StoreOption = None) -> None:
     """Print everything the store holds about one run: provenance, result ref, journal, last verification."""
     from ..catalog import describe, show_run
+    from ..provenance.attest import describe_stored_attestation
 
-    for line in describe(show_run(_open(store_dir), run_id)):
+    st = _open(store_dir)
+    details = show_run(st, run_id)
+    for line in describe(details):
         typer.echo(line)
+    typer.echo(f"attestation: {describe_stored_attestation(st, details.row.run)}")
 
 
 def verify(
@@ -93,20 +97,30 @@ def verify(
     workers: ParallelWorkersOption = None,
     address: AddressOption = None,
     suite: SuiteOption = None,
+    keyring: KeyringOption = None,
 ) -> None:
-    """Replay-authenticate a run from the store and record the verdict; exit 0 ok, 3 partial, 1 failed."""
+    """Replay-authenticate a run from the store, check its attestation, and record the verdict.
+
+    Exit 0 ok, 3 partial, 1 failed (a forged or damaged attestation fails).
+    The second line says who signed the run (checked against the keyring),
+    or that it is unsigned.
+    """
+    from ..catalog import resolve_run
     from ..catalog_verify import verify_run
     from ..suite import load_suite
     from .cluster_cmd import replay_on_ray, resolve_address
 
+    trusted = keyring_from(keyring)
     st, s = _open(store_dir), load_suite(suite)
+    run_id = resolve_run(st, run_id)  # an unknown or ambiguous id is refused before Ray starts
     if executor is Executor.ray or replay_on_ray(workers, address):
         from emberbench.cluster import verify_run_on_ray
 
-        done = verify_run_on_ray(st, run_id, s, workers=workers, address=resolve_address(address))
+        done = verify_run_on_ray(st, run_id, s, workers=workers, address=resolve_address(address), keyring=trusted)
     else:
-        done = verify_run(st, run_id, s)
+        done = verify_run(st, run_id, s, keyring=trusted)
     typer.echo(f"{done.verdict}: run {done.run}: {done.detail} (recorded)")
+    typer.echo(f"signature: {done.signature}")
     if done.verdict != "ok":
         raise typer.Exit(PARTIAL_EXIT if done.verdict == "partial" else 1)
 
@@ -116,18 +130,50 @@ def export(
     out: Annotated[Path, typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Result artifact file to write.")],
     store_dir: StoreOption = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")] = False,
+    attestation: Annotated[Optional[Path], typer.Option("--attestation", parser=parse_output_file_or_none, metavar="FILE", help="Also write the run's attestation (its DSSE envelope, as stored) here.")] = None,  # noqa: UP007
 ) -> None:
     """Write a run's result artifact, byte for byte as stored (each piece proven before it is written)."""
     from ..catalog import export_run
+    from ..provenance.attest import export_attestation
+    from .args import refuse_existing
 
-    run, key = export_run(_open(store_dir), run_id, out, force=force)
+    refuse_existing(out, attestation, force=force)
+    st = _open(store_dir)
+    run, key = export_run(st, run_id, out, force=force)
     typer.echo(f"{out}: result of run {run} (sha256 {key})")
+    if attestation is not None:
+        envelope = export_attestation(st, run, attestation)
+        typer.echo(f"{attestation}: attestation of run {run} (object {envelope})")
+
+
+def attest(
+    run_id: RunIdArgument,
+    store_dir: StoreOption = None,
+    signing_key: SigningKeyOption = None,
+) -> None:
+    """Sign a complete run's provenance after the fact and store the attestation (attestations/<run>).
+
+    The policy code digest is taken from the code as found now; the result
+    object is checked against its key first (nothing is replayed: `runs
+    verify` does that).
+    """
+    from ..catalog import resolve_run
+    from ..provenance import attest_run
+
+    signer = signing_key_from(signing_key)
+    if signer is None:
+        raise typer.BadParameter("give --signing-key FILE or set $EMBERBENCH_SIGNING_KEY", param_hint="--signing-key")
+    st = _open(store_dir)
+    made = attest_run(st, resolve_run(st, run_id), signer)
+    typer.echo(f"run {made.run}: attestation {made.key} signed by key {signer.keyid[:16]} "
+               f"(policy code {made.statement.predicate.policy_code.digest[:16]}, "
+               f"{made.statement.predicate.policy_code.rule})")
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``runs`` command group to ``app``."""
-    runs_app = typer.Typer(name="runs", help="The run catalog of a store: list, show, verify, export runs.",
+    runs_app = typer.Typer(name="runs", help="The run catalog of a store: list, show, verify, export, attest runs.",
                            no_args_is_help=True)
-    for func in (ls, show, verify, export):
+    for func in (ls, show, verify, export, attest):
         runs_app.command(func.__name__)(user_errors(func))
     app.add_typer(runs_app, name="runs")

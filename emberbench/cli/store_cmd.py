@@ -37,6 +37,26 @@ StoreOption = Annotated[
 ]
 
 
+def parse_run_id_argument(value: str) -> str:
+    """A run id argument, checked by the one rule of :func:`emberbench.catalog.parse_run_id` (else exit 2)."""
+    from ..catalog import parse_run_id
+    from ..errors import StoreUsageError
+
+    try:
+        parse_run_id(value)
+    except StoreUsageError as exc:  # parse_run_id raises it only for a malformed id: a usage error
+        raise typer.BadParameter(str(exc)) from None
+    return value
+
+
+RunIdArgument = Annotated[
+    str,
+    typer.Argument(metavar="ID", parser=parse_run_id_argument,
+                   help="The run: a unique prefix (4 to 64 hex digits) of its id as `runs ls` shows it, or its "
+                        "full name run-<64 hex digits>."),
+]
+
+
 def default_store(environ: Mapping[str, str] | None = None) -> str:
     """The store locator used when ``--store`` is not given.
 
@@ -139,12 +159,16 @@ def fsck(
     ] = False,
     suite: Annotated[Optional[Path], typer.Option("--suite", help="With --repair: the runs' suite folder; default: the public suite.")] = None,  # noqa: UP007
 ) -> None:
-    """Check every object's frame and checksum (and more, by level). Exit 1 on damage (left unrepaired)."""
+    """Check every object's frame and checksum, and every run's refs and journal (more by level).
+
+    Exit 1 on damage (left unrepaired).
+    """
     from emberbench.store import fsck as run_fsck
 
-    report = run_fsck(
-        _open(store_dir), verify_data=verify_data, connectivity=connectivity, quarantine=not no_quarantine
-    )
+    from ..run_damage import store_damage
+
+    st = _open(store_dir)
+    report = run_fsck(st, verify_data=verify_data, connectivity=connectivity, quarantine=not no_quarantine)
     typer.echo(f"checked {report.objects_checked} objects ({', '.join(report.levels)})")
     for bad in report.corrupt:
         where = f" -> {bad.quarantined_to}" if bad.quarantined_to else " (left in place)"
@@ -163,9 +187,12 @@ def fsck(
         typer.echo(f"{len(report.dangling)} dangling objects (unreferenced; gc collects them after the grace period)")
     if report.quarantine_files:
         typer.echo(f"{report.quarantine_files} files in quarantine/")
-    ok = report.ok
+    damages = store_damage(st)
+    for damage in damages:
+        typer.echo(f"damaged  run {damage.run}: {damage}")
+    ok = report.ok and not damages
     if repair:
-        ok = _repair(_open(store_dir), suite, verify_data=verify_data, connectivity=connectivity)
+        ok = _repair(st, suite, verify_data=verify_data, connectivity=connectivity)
     if not ok:
         raise fail("fsck found problems (see above)")
     typer.echo("ok")
@@ -175,6 +202,7 @@ def _repair(st, suite: Path | None, *, verify_data: bool, connectivity: bool) ->
     """Repair every run, print what was and was not repaired, check again; True if the store is now sound."""
     from emberbench.store import fsck as run_fsck
 
+    from ..run_damage import store_damage
     from ..store_repair import repair_store
     from ..suite import load_suite
 
@@ -186,8 +214,13 @@ def _repair(st, suite: Path | None, *, verify_data: bool, connectivity: bool) ->
     again = run_fsck(st, verify_data=verify_data, connectivity=connectivity, quarantine=False)
     for root, key in again.missing:
         typer.echo(f"still missing  {key} referenced by {root}")
+    for what, reason in again.bad_roots:
+        typer.echo(f"still unreadable {what}: {reason}")
+    damages = store_damage(st)
+    for damage in damages:
+        typer.echo(f"still damaged  run {damage.run}: {damage}")
     typer.echo(f"repair: {len(done.repaired)} repaired, {len(done.unrepaired)} run(s) not repaired")
-    return again.ok and done.ok
+    return again.ok and done.ok and not damages
 
 
 def gc(
@@ -255,15 +288,16 @@ def audit(
 
 
 def rm_run(
-    run: Annotated[str, typer.Argument(help="The run: its journal name (run-...) or a unique prefix of it.")],
+    run: RunIdArgument,
     store_dir: StoreOption = None,
     apply: Annotated[bool, typer.Option("--apply", help="Delete for real (default: dry run).")] = False,
 ) -> None:
     """Delete one run: its journal and its results/ and runs/ refs (dry run unless --apply); gc frees its objects."""
-    from ..store_repair import find_run, remove_run
+    from ..catalog import resolve_run
+    from ..store_repair import remove_run
 
     st = _open(store_dir)
-    removal = remove_run(st, find_run(st, run), apply=apply)
+    removal = remove_run(st, resolve_run(st, run), apply=apply)
     what = (["journal"] if removal.journal else []) + [f"ref {ref}" for ref in removal.refs]
     info = removal.info
     about = "" if info is None else (f" (model {info.model_id!r}, policy {info.policy!r}, "

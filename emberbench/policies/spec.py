@@ -8,7 +8,10 @@ A spec is one of:
 * a name registered by an installed package in the entry-point group
   ``emberbench.policies``;
 * ``cmd:<command line>``: an external agent process, one per episode, speaking
-  the line protocol of docs/model-interface.md.
+  the line protocol of docs/model-interface.md;
+* ``openai:<model>``: a model behind an OpenAI-compatible chat-completions
+  server (docs/served-models.md), which uses the store of the
+  :class:`~emberbench.policies.context.PolicyContext` for its response cache.
 
 A factory returns a fresh policy each call; :class:`FreshPolicies` holds a
 factory to that within a run. Policies that hold resources (external agents)
@@ -20,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import re
+import types
 import weakref
 from collections.abc import Callable, Iterator
 from importlib.metadata import entry_points
@@ -27,6 +31,7 @@ from typing import Any
 
 from ..errors import PolicyError
 from .baselines import BUILTIN_POLICIES
+from .context import PolicyContext
 
 ENTRY_POINT_GROUP = "emberbench.policies"
 DEFAULT_AGENT_TIMEOUT = 30.0
@@ -36,7 +41,7 @@ PolicyFactory = Callable[[], Callable[[Any], Any]]
 
 
 def resolve_policy(spec: str, *, agent_timeout: float = DEFAULT_AGENT_TIMEOUT,
-                   agent_log: str | None = None) -> PolicyFactory:
+                   agent_log: str | None = None, context: PolicyContext | None = None) -> PolicyFactory:
     """Return the policy factory named by ``spec``.
 
     Args:
@@ -45,6 +50,9 @@ def resolve_policy(spec: str, *, agent_timeout: float = DEFAULT_AGENT_TIMEOUT,
             observation before the run stops.
         agent_log: a folder where an external agent's stderr is saved, one
             file per episode (ignored by other policies).
+        context: the run's store and environment, for policies that use
+            them (``openai:``); ignored by the others. None: no store, and
+            the process's environment.
 
     Raises:
         PolicyError: the spec names nothing that can be loaded.
@@ -57,6 +65,11 @@ def resolve_policy(spec: str, *, agent_timeout: float = DEFAULT_AGENT_TIMEOUT,
         from .external import ExternalAgentFactory
 
         return ExternalAgentFactory(spec[4:], timeout=agent_timeout, log_dir=agent_log)
+    if spec.startswith("openai:"):
+        from .served.openai_chat import openai_factory
+
+        ctx = context if context is not None else PolicyContext()
+        return openai_factory(spec[len("openai:"):], store=ctx.store, environ=ctx.environ)
     if _IMPORT_RE.fullmatch(spec):
         module_name, attr = spec.split(":", 1)
         try:
@@ -86,7 +99,7 @@ def resolve_policy(spec: str, *, agent_timeout: float = DEFAULT_AGENT_TIMEOUT,
     raise PolicyError(
         f"unknown policy {spec!r}: use a built-in name ({', '.join(builtins)}), an installed "
         f"{ENTRY_POINT_GROUP!r} entry point ({', '.join(plugins) or 'none installed'}), module:factory, "
-        "or cmd:<command> (`emberbench policies` lists them)"
+        "cmd:<command> or openai:<model> (`emberbench policies` lists them)"
     )
 
 
@@ -118,6 +131,46 @@ def policy_spec_of(policy: str | PolicyFactory) -> str:
     return spec if _IMPORT_RE.match(spec) else f"python:{module}.{qualname}"
 
 
+_IMMUTABLE_ATOMS = (type(None), bool, int, float, complex, str, bytes, range, type(Ellipsis))
+
+
+def _immutable(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` is an immutable atom, or a tuple or frozenset of them (a few levels deep)."""
+    if type(value) in _IMMUTABLE_ATOMS:
+        return True
+    if type(value) in (tuple, frozenset) and depth < 4:
+        return all(_immutable(item, depth + 1) for item in value)
+    return False
+
+
+def is_stateless_function(obj: Any) -> bool:
+    """Whether ``obj`` is a plain function that can hold no state of its own, so one object may serve every episode.
+
+    The rule (docs/model-interface.md, "Policies and factories") accepts:
+
+    * a plain ``def`` or ``lambda`` function (exactly ``types.FunctionType``:
+      not a bound method, a ``functools.partial``, a class or a callable
+      instance) with no closure cells (it reads no variable of an enclosing
+      function, where state could live), no attributes of its own (nothing
+      set on it, no ``__wrapped__``), and defaults that are immutable values
+      only (``def p(obs, memory=[])`` keeps state in its default);
+    * a built-in function of a module (``__self__`` a module or None), not a
+      method bound to an object.
+
+    Anything else can hold state and must be new for every episode. What a
+    function does with module globals or objects it reaches is not seen.
+    """
+    if type(obj) is types.BuiltinFunctionType:
+        owner = getattr(obj, "__self__", None)
+        return owner is None or isinstance(owner, types.ModuleType)
+    if type(obj) is not types.FunctionType:
+        return False
+    if obj.__closure__ or vars(obj):
+        return False
+    defaults = (*(obj.__defaults__ or ()), *(obj.__kwdefaults__ or {}).values())
+    return all(_immutable(value) for value in defaults)
+
+
 class FreshPolicies:
     """A policy factory that refuses to hand out an object it handed out before in this run.
 
@@ -125,7 +178,9 @@ class FreshPolicies:
     a factory that returns one shared object would carry what it saw from one
     episode into the next. Every object returned is remembered weakly (so
     remembering costs nothing once a policy is gone); an object that cannot be
-    weakly referenced is compared with the previous one only.
+    weakly referenced is compared with the previous one only. The exception
+    is a plain stateless function (:func:`is_stateless_function`), which the
+    specification allows: it may be returned for every episode.
 
     Args:
         factory: the underlying factory.
@@ -142,6 +197,8 @@ class FreshPolicies:
     def __call__(self) -> Any:
         policy = self.factory()
         self.calls += 1
+        if is_stateless_function(policy):
+            return policy  # nothing of one episode can stay in it for the next
         key = id(policy)
         known = self._alive.get(key)
         # Identity, never equality: two equal but distinct policies are two policies.
@@ -149,7 +206,8 @@ class FreshPolicies:
         if again:
             raise PolicyError(
                 f"policy {self.spec!r}: the factory returned an object it had already returned in this run "
-                f"(call {self.calls}); a factory must build a new policy for every episode"
+                f"(call {self.calls}); a factory must build a new policy for every episode (only a plain "
+                "function without closure, attributes or mutable defaults may be returned again)"
             )
         alive = self._alive
         try:

@@ -16,12 +16,14 @@ piped or redirected it is ``$COLUMNS`` if set, else 80, and the text is plain
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Mapping
 from enum import Enum
 from typing import Any, TextIO
 
+from ..errors import StatisticsInputError
 from .table_layout import Column, Line, Row, TextTable, layout, wrap_lines
 
 DIRECTION_LABELS = {"higher": "higher", "lower": "lower", "none": "none"}
@@ -76,18 +78,25 @@ PAIRED_COLUMNS = (
 )
 
 
-def _number(value: float | None) -> str:
-    return "—" if value is None else f"{value:.4g}"
+def _number(value: float | None, where: str) -> str:
+    if value is None:
+        return "—"
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        raise StatisticsInputError(f"{where}: the mean must be a finite number or null, got {value!r:.40}")
+    return f"{value:.4g}"
 
 
 def _bound(value: float) -> str:
     return f"{value:.3g}"
 
 
-def _interval(ci: Mapping[str, Any] | None) -> str:
+def _interval(ci: Mapping[str, Any] | None, where: str) -> str:
     if ci is None:
         return "— (n<5)"
-    return f"[{_bound(ci['lower'])}, {_bound(ci['upper'])}]"
+    from .reader import interval_bounds
+
+    lower, upper = interval_bounds(ci, where=where)
+    return f"[{_bound(lower)}, {_bound(upper)}]"
 
 
 def _count(value: int | None) -> str:
@@ -128,9 +137,10 @@ def aggregate_table(artifact: Mapping[str, Any], group: Mapping[str, Any]) -> Te
     rows = []
     for entry in group["metrics"]:
         stats = entry["statistics"]
+        where = f"{_label(group)}: {entry['metric']}"
         rows.append(_row(entry["metric"], (
             DIRECTION_LABELS[defs[entry["metric"]]["direction"]], str(stats["n"]), str(entry["undefined"]),
-            _number(stats["mean"]), _interval(entry["mean_ci"]),
+            _number(stats["mean"], where), _interval(entry["mean_ci"], where),
         )))
     return TextTable(
         title=f"{artifact['model_id']} · {_label(group)}",
@@ -146,9 +156,10 @@ def paired_table(artifact: Mapping[str, Any], group: Mapping[str, Any]) -> TextT
     rows = []
     for entry in group["metrics"]:
         stats = entry["statistics"]
+        where = f"{_label(group)}: {entry['metric']}"
         rows.append(_row(entry["metric"], (
-            DIRECTION_LABELS[defs[entry["metric"]]["direction"]], str(stats["n"]), _number(stats["mean"]),
-            _interval(entry["mean_delta_ci"]), _count(entry["a_better"]), _count(entry["b_better"]),
+            DIRECTION_LABELS[defs[entry["metric"]]["direction"]], str(stats["n"]), _number(stats["mean"], where),
+            _interval(entry["mean_delta_ci"], where), _count(entry["a_better"]), _count(entry["b_better"]),
             _count(entry["ties"]),
         )))
     return TextTable(
@@ -171,6 +182,9 @@ def artifact_tables(artifact: Mapping[str, Any], *, groups: Groups | str = Group
 
     Raises:
         ValueError: for an unknown artifact kind or ``groups`` value.
+        StatisticsInputError: a mean that is not a finite number, or an
+            interval whose bounds are not two finite numbers in order (lower
+            not above upper): a forged form is refused, never shown.
     """
     kind = artifact.get("artifact")
     if kind == "aggregate":

@@ -22,6 +22,7 @@ from ..suite import Suite
 from .figures import ForestRow, egress_curves, group_forest, heat_maps, metric_forest
 from .outputs import claim_output_file
 from .report import DEFAULT_RESAMPLES, choose_baseline, gather_inputs, report_statistics
+from .summary import read_given_statistics
 from .svg import VERDICT_COLOR, fmt
 
 FORMATS = ("png", "svg", "pdf")
@@ -148,10 +149,11 @@ def plot_figure(kind: FigureKind, results: list[Path], suite: Suite, out: Path, 
         raise PresentationError("plot forest needs two or more results (each compared with the baseline)")
     target = claim_output_file(out, force=force)
     figure = _figure_class()
+    given = read_given_statistics(list(stats or []))  # checked before the results are read
     inputs = gather_inputs(results, suite)
     if kind is FigureKind.forest:
         base = choose_baseline(inputs, baseline)
-        _, comparisons = report_statistics(inputs, base, suite, stats=list(stats or []), resamples=resamples)
+        _, comparisons = report_statistics(inputs, base, suite, stats=given, resamples=resamples)
         panels = []
         for item in inputs:
             if item is base:

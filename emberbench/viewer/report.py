@@ -5,8 +5,13 @@ record is replayed once to verify the result, and what the report shows is
 kept on the way. Statistics come from :mod:`emberbench.statistics` on those
 verified values (the same functions and inputs as ``emberbench stats`` and
 ``emberbench compare``, so the artifacts written under ``stats/`` are
-byte-identical to theirs), or from statistics artifacts given with
-``--stats`` that match the results' digests.
+byte-identical to theirs). A statistics artifact given with ``--stats`` is
+never shown as given: it must be byte-identical to the recomputation, and it
+only chooses that artifact's resample count.
+
+The folder is built in a staging folder (:class:`~.outputs.ReportFolder`)
+and moved into place once every input has passed, so a refused input leaves
+nothing behind.
 
 Nothing combines metrics: the leaderboard sets the twelve metrics side by
 side, each with its own interval, and the reader may order it by one metric.
@@ -25,8 +30,9 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import PresentationError
 from ..metric_defs import METRIC_NAMES
@@ -34,7 +40,10 @@ from ..suite import Suite
 from .collect import ResultCollection, collect_result
 from .outputs import ReportFolder
 from .page import DEFAULT_EMBED
-from .summary import StatsSummary, read_statistics, summarize
+from .summary import StatsSummary, read_given_statistics, require_recomputed, summarize
+
+if TYPE_CHECKING:
+    from ..statistics.reader import StatisticsFile
 
 DEFAULT_RESAMPLES = 2000
 
@@ -82,52 +91,70 @@ def model_slug(model_id: str) -> str:
     return f"{safe}-{hashlib.sha256(model_id.encode('utf-8')).hexdigest()[:8]}"
 
 
-def report_statistics(inputs: list[ReportInput], base: ReportInput, suite: Suite, *, stats: list[Path],
-                      resamples: int, write: Callable[[str, bytes], object] | None = None,
+def report_statistics(inputs: list[ReportInput], base: ReportInput, suite: Suite, *,
+                      stats: Sequence[StatisticsFile], resamples: int,
+                      write: Callable[[str, bytes], object] | None = None,
                       ) -> tuple[dict[str, StatsSummary], dict[str, StatsSummary]]:
     """Aggregate statistics of every input and paired statistics of every input against ``base``.
 
-    Each is read from a matching artifact of ``stats`` (same manifest, same
-    result digests, model - baseline order) or computed by
-    :mod:`emberbench.statistics` from the verified values; ``write`` (if
-    given) saves each computed artifact under ``stats/``.
+    Every artifact is computed by :mod:`emberbench.statistics` from the
+    verified values. An artifact of ``stats`` (already read by
+    :func:`~.summary.read_given_statistics`) that matches a result (same
+    manifest, same result digests, model - baseline order) sets the resample
+    count of that artifact, and the recomputation must then be its exact
+    bytes; ``write`` (if given) saves each artifact that no file was given
+    for under ``stats/``.
 
     Raises:
-        PresentationError: a given artifact matches none of the results.
+        PresentationError: a given artifact matches none of the results, matches
+            one that another file already matched, or differs from the recomputation.
     """
     from ..statistics import aggregate_from_values, paired_from_values
     from ..statistics.verified import context_of
 
     manifest = base.collection.manifest
-    given = [(*read_statistics(p, manifest_hash=manifest.hash), p) for p in stats]
+    for f in stats:
+        if f.form["evaluation_manifest_hash"] != manifest.hash:
+            raise PresentationError(f"--stats {f.path}: statistics of manifest {f.form['evaluation_manifest_hash']}, "
+                                    f"not of the results' manifest {manifest.hash}")
     ctx = context_of(manifest, suite)
+    used: set[int] = set()
+
+    def given(kind: str, digests: tuple[str, ...]) -> StatisticsFile | None:
+        matching = [k for k, f in enumerate(stats) if f.artifact == kind and f.result_digests == digests]
+        if len(matching) > 1:
+            raise PresentationError(f"--stats {stats[matching[1]].path}: a second {kind} artifact for the same "
+                                    f"result(s) as {stats[matching[0]].path}; give one")
+        if not matching:
+            return None
+        used.add(matching[0])
+        return stats[matching[0]]
+
     aggregates: dict[str, StatsSummary] = {}
     comparisons: dict[str, StatsSummary] = {}
     b = base.collection
     for item in inputs:
         c = item.collection
-        found = next(((f, d, p) for f, d, p in given
-                      if f["artifact"] == "aggregate" and f.get("result_digest") == c.digest), None)
+        found = given("aggregate", (c.digest,))
+        art = aggregate_from_values(ctx, c.model_id, c.digest, c.values, resamples if found is None else found.resamples)
         if found is not None:
-            aggregates[c.model_id] = summarize(found[0], digest=found[1], origin=str(found[2]))
-        else:
-            art = aggregate_from_values(ctx, c.model_id, c.digest, c.values, resamples)
-            if write is not None:
-                write(f"stats/{item.slug}.stats.json", art.to_json_bytes())
-            aggregates[c.model_id] = summarize(art.to_dict(), digest=art.digest(), origin="computed")
+            require_recomputed(found, art)
+        elif write is not None:
+            write(f"stats/{item.slug}.stats.json", art.to_json_bytes())
+        aggregates[c.model_id] = summarize(art.to_dict(), digest=art.digest(),
+                                           origin="computed" if found is None else found.path)
         if item is base:
             continue
-        found = next(((f, d, p) for f, d, p in given if f["artifact"] == "paired"
-                      and (f.get("result_digest_a"), f.get("result_digest_b")) == (c.digest, b.digest)), None)
+        found = given("paired", (c.digest, b.digest))
+        art = paired_from_values(ctx, c.model_id, b.model_id, c.digest, b.digest, c.values, b.values,
+                                 resamples if found is None else found.resamples)
         if found is not None:
-            comparisons[c.model_id] = summarize(found[0], digest=found[1], origin=str(found[2]))
-        else:
-            art = paired_from_values(ctx, c.model_id, b.model_id, c.digest, b.digest, c.values, b.values, resamples)
-            if write is not None:
-                write(f"stats/{item.slug}-vs-{base.slug}.compare.json", art.to_json_bytes())
-            comparisons[c.model_id] = summarize(art.to_dict(), digest=art.digest(), origin="computed")
-    used = {s.digest for s in (*aggregates.values(), *comparisons.values())}
-    unused = [str(p) for _f, d, p in given if d not in used]
+            require_recomputed(found, art)
+        elif write is not None:
+            write(f"stats/{item.slug}-vs-{base.slug}.compare.json", art.to_json_bytes())
+        comparisons[c.model_id] = summarize(art.to_dict(), digest=art.digest(),
+                                            origin="computed" if found is None else found.path)
+    unused = [f.path for k, f in enumerate(stats) if k not in used]
     if unused:
         raise PresentationError(f"--stats {unused[0]} matches none of the results (or compares them in the "
                                 "other direction: comparisons are MODEL - BASELINE)")
@@ -192,34 +219,40 @@ def build_report(results: list[Path], suite: Suite, out: Path, *, baseline: str 
         suite: the suite they target.
         out: the report folder.
         baseline: the model every other one is compared with (default: the first).
-        stats: statistics artifacts to use instead of computing them.
+        stats: statistics artifacts the recomputed ones must equal byte for byte (each
+            sets the resample count of the artifact it matches).
         resamples: bootstrap resamples for statistics the report computes.
         order_by: the metric that orders the leaderboard (default: results as given).
         force: write into a folder that holds other files.
         embed: most episodes each viewer page embeds.
 
     Raises:
-        PresentationError: a bad argument, mixed manifests, a refused folder.
-        ResultError, InputFileError: an input is refused.
+        PresentationError: a bad argument, mixed manifests, a refused folder, a
+            ``--stats`` file that differs from the recomputation.
+        ResultError, InputFileError, StatisticsInputError: an input is refused.
+
+    Whatever fails, nothing new is left on disk.
     """
     if not results:
         raise PresentationError("a report needs at least one result artifact")
     if order_by is not None and order_by not in METRIC_NAMES:
         raise PresentationError(f"--order-by: unknown metric {order_by!r}; choose one of {', '.join(METRIC_NAMES)}")
     folder = ReportFolder(out, force=force)
-    inputs = gather_inputs(results, suite, embed=embed, write=folder.write)
-    base = choose_baseline(inputs, baseline)
-    base_id = base.model_id
-    aggregates, comparisons = report_statistics(inputs, base, suite, stats=list(stats or []),
-                                                resamples=resamples, write=folder.write)
-    report = Report(folder=folder.folder, suite=suite, inputs=tuple(inputs), baseline=base_id,
-                    aggregates=aggregates, comparisons=comparisons, order_by=order_by, files=())
-    from .report_html import report_html
-    from .report_md import report_markdown
+    given = read_given_statistics(list(stats or []))  # every --stats file is checked before the long pass
+    with folder:  # written into a staging folder; nothing reaches ``out`` unless everything passes
+        inputs = gather_inputs(results, suite, embed=embed, write=folder.write)
+        base = choose_baseline(inputs, baseline)
+        base_id = base.model_id
+        aggregates, comparisons = report_statistics(inputs, base, suite, stats=given,
+                                                    resamples=resamples, write=folder.write)
+        report = Report(folder=folder.folder, suite=suite, inputs=tuple(inputs), baseline=base_id,
+                        aggregates=aggregates, comparisons=comparisons, order_by=order_by, files=())
+        from .report_html import report_html
+        from .report_md import report_markdown
 
-    folder.write("index.html", report_html(report))
-    folder.write("report.md", report_markdown(report))
-    folder.finish()
+        folder.write("index.html", report_html(report))
+        folder.write("report.md", report_markdown(report))
+        folder.finish()
     return Report(folder=report.folder, suite=suite, inputs=report.inputs, baseline=base_id,
                   aggregates=aggregates, comparisons=comparisons, order_by=order_by,
                   files=tuple(sorted(set(folder.written))))

@@ -7,21 +7,26 @@ takes those from a statistics artifact's output form, whichever way the
 artifact was obtained, so a report built from given artifacts and one that
 computed them show the same thing.
 
-A given artifact is read under the input policy and must be of a known
-statistics version and describe exactly the manifest and result digests of
-the results the report is built from; anything else is refused.
+A given artifact (``--stats``) is only a claim: it passes the strict
+statistics reader (:mod:`emberbench.statistics.reader`) before the results
+are read, and once they are verified it must be byte-identical to the
+artifact recomputed from them (:func:`require_recomputed`); what is shown is
+always the recomputation.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import PresentationError
-from ..input_policy import STATISTICS, load_json
 from ..metric_defs import METRIC_NAMES, METRICS_BY_NAME
-from ..versions import STATISTICS_VERSION
+
+if TYPE_CHECKING:
+    from ..statistics.reader import StatisticsFile
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,27 +126,64 @@ def summarize(form: dict[str, Any], *, digest: str, origin: str) -> StatsSummary
         raise PresentationError(f"{origin}: not a statistics artifact the report can show ({exc!r})") from None
 
 
-def read_statistics(path: str | Path, *, manifest_hash: str) -> tuple[dict[str, Any], str]:
-    """Read a statistics artifact under the input policy; return its form and digest.
+def read_given_statistics(paths: Sequence[str | Path]) -> list[StatisticsFile]:
+    """Read every ``--stats`` file with the strict statistics reader, before anything else is done.
 
     Raises:
-        PresentationError: unreadable, of another statistics version, or of another manifest.
+        StatisticsInputError: a file breaks the input policy, the schema or the specification.
     """
-    from ..canonical import canonical_bytes, sha256_hex
+    from ..statistics.reader import read_statistics_artifact
 
-    form = load_json(path, STATISTICS, error=PresentationError)
-    if not isinstance(form, dict):
-        raise PresentationError(f"{path}: a statistics artifact is a JSON object")
-    version = form.get("statistics_version")
-    if version != STATISTICS_VERSION:
-        raise PresentationError(f"{path}: unsupported statistics_version {version!r} (this version reads "
-                                f"{STATISTICS_VERSION!r})")
-    if form.get("artifact") not in ("aggregate", "paired"):
-        raise PresentationError(f"{path}: unknown statistics artifact kind {form.get('artifact')!r}")
-    if form.get("evaluation_manifest_hash") != manifest_hash:
-        raise PresentationError(f"{path}: statistics of manifest {form.get('evaluation_manifest_hash')}, "
-                                f"not of the results' manifest {manifest_hash}")
-    return form, sha256_hex(canonical_bytes(form))
+    return [read_statistics_artifact(p) for p in paths]
+
+
+def require_recomputed(given: StatisticsFile, computed: Any) -> None:
+    """Require a given artifact to be byte-identical to the one recomputed from the verified results.
+
+    Raises:
+        PresentationError: naming the first field that differs, or saying that
+            only the JSON text differs.
+    """
+    sha = hashlib.sha256()
+    for chunk in computed.json_chunks():  # the saved text (canonical JSON and a newline), a piece at a time
+        sha.update(chunk)
+    sha.update(b"\n")
+    if given.file_digest == sha.hexdigest():
+        return
+    where = _first_difference(given.form, computed.to_dict(), "")
+    if where is None:
+        raise PresentationError(f"--stats {given.path}: holds the recomputed statistics but not as the exact "
+                                "bytes emberbench stats/compare --out write; only those bytes are accepted")
+    raise PresentationError(f"--stats {given.path}: differs from the statistics recomputed from the verified "
+                            f"results at {where}")
+
+
+def _first_difference(given: Any, computed: Any, path: str) -> str | None:
+    """Where ``given`` first differs from ``computed`` (keys sorted, lists in order), or None."""
+    if type(given) is not type(computed):
+        return f"{path or 'top level'} (the file has {_clip(given)}, recomputed {_clip(computed)})"
+    if isinstance(given, dict):
+        for key in sorted(set(given) | set(computed)):
+            if key not in given or key not in computed:
+                return f"{path}.{key}".lstrip(".") + (" (not in the file)" if key not in given else " (unexpected)")
+            found = _first_difference(given[key], computed[key], f"{path}.{key}".lstrip("."))
+            if found is not None:
+                return found
+        return None
+    if isinstance(given, list):
+        for k, (a, b) in enumerate(zip(given, computed)):
+            found = _first_difference(a, b, f"{path}[{k}]")
+            if found is not None:
+                return found
+        return None if len(given) == len(computed) else f"{path} ({len(given)} items, recomputed {len(computed)})"
+    if given != computed:
+        return f"{path} (the file has {_clip(given)}, recomputed {_clip(computed)})"
+    return None
+
+
+def _clip(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def verdict(metric: str, cell: Cell) -> str:

@@ -141,3 +141,42 @@ def test_coordinator_sigkilled_resumes_from_journal(ray_cluster, dev_manifest, r
     assert (tmp_path / "r.json").read_bytes() == reference("fire-aware", "f")
     indices = _journal_indices(Store.open(tmp_path / "st"), dev_manifest, "f")
     assert sorted(indices) == list(range(len(dev_manifest.episodes)))
+
+
+def test_a_worker_that_cannot_start_names_its_node_and_the_cause(ray_cluster, suite, tmp_path):
+    """Issue 24: a worker that cannot open the store on its node stops the run with one line naming both.
+
+    Before, a store error raised in the worker's constructor could not be
+    unpickled on the coordinator ("Failed to deserialize exception") and the
+    line said neither the node nor the cause.
+    """
+    from emberbench.cluster import RayExecutor
+    from emberbench.errors import WorkerError
+
+    missing = tmp_path / "not-a-store"
+    with pytest.raises(WorkerError) as info:
+        RayExecutor(suite, "greedy", workers=1, store_root=missing).start()
+    message = str(info.value)
+    assert message.startswith(f"an episode worker failed to start on node {info.value.node} (")
+    assert f"StoreFormatError: {missing} is not a store (no such folder)" in message and "\n" not in message
+    assert info.value.cause == "StoreFormatError"
+
+
+def test_a_store_failure_on_a_worker_mid_run_names_the_node(ray_cluster, suite, dev_manifest, tmp_path):
+    """A store that fails under a running worker: the run stops with the node and the store's error, one line."""
+    import shutil
+
+    from emberbench.cluster import RayExecutor
+    from emberbench.errors import WorkerError
+
+    workers_store = open_store(tmp_path / "workers")  # the workers' view of the store breaks, not the coordinator's
+    with RayExecutor(suite, "greedy", workers=1, store_root=workers_store.root) as ex:
+        shutil.rmtree(workers_store.root / "objects")
+        (workers_store.root / "objects").write_text("not a folder")  # every put on the worker now fails
+        with pytest.raises(WorkerError) as info:
+            run_evaluation(dev_manifest, suite, "greedy", "g", tmp_path / "r.json", executor=ex,
+                           store=open_store(tmp_path / "coordinator"))
+    message = str(info.value)
+    assert message.startswith(f"an episode worker failed on node {info.value.node} (") and "\n" not in message
+    assert f"StoreLayoutError: refusing store entry {workers_store.root / 'objects'}" in message
+    assert info.value.cause == "StoreLayoutError"

@@ -207,3 +207,78 @@ def test_command_from_results_refuses_different_manifests(app, tmp_path, suite, 
     )
     assert result.exit_code == 1
     assert "different evaluation manifests" in result.output
+
+
+@pytest.fixture(scope="module")
+def generated_results(tmp_path_factory):  # noqa: ANN001
+    """greedy and stay artifacts on two scenarios of the shipped suite emberbench-v1-generated."""
+    from emberbench.manifest import EvaluationManifest, ManifestEntry
+    from emberbench.runner import run_evaluation
+    from emberbench.suite import GENERATED_SUITE_ID, load_suite
+
+    suite = load_suite(GENERATED_SUITE_ID)
+    chosen = suite.scenarios[1:3]
+    entries = tuple(ManifestEntry(i, sc.id, sc.content_hash, seed)
+                    for i, (sc, seed) in enumerate((sc, seed) for sc in chosen for seed in (0, 1)))
+    manifest = EvaluationManifest(suite.id, suite.version, suite.hash, entries)
+    folder = tmp_path_factory.mktemp("gr-generated")
+    for name in ("greedy", "stay"):
+        run_evaluation(manifest, suite, name, name, folder / f"{name}.json")
+    return folder / "greedy.json", folder / "stay.json"
+
+
+@pytest.mark.parametrize("suite_args", [[], ["--suite", "emberbench-v1-generated"]], ids=["from the manifest", "--suite"])
+def test_command_from_results_reads_results_of_another_shipped_suite(app, tmp_path, generated_results,  # noqa: ANN001
+                                                                    suite_args) -> None:
+    """Issue 22 (defect 13): results of emberbench-v1-generated are read with the suite their manifest names,
+    or the one --suite gives, like every other command; the report is that of the input they define."""
+    from emberbench.results import load_result
+    from emberbench.suite import GENERATED_SUITE_ID, load_suite
+
+    a_path, b_path = generated_results
+    out = tmp_path / "r.json"
+    result = CliRunner().invoke(app, ["grouped-rates", "--from-results", str(a_path), str(b_path),
+                                      "--failure", "not-evacuated", *suite_args, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    suite = load_suite(GENERATED_SUITE_ID)
+    a, b = load_result(a_path, suite), load_result(b_path, suite)
+    entries = [(e.index, e.scenario_id, e.seed) for e in a.manifest.episodes]
+    counts = [{e.index: dict(e.metrics.counts) for e in r.episodes} for r in (a, b)]
+    expected = input_from_results(entries, "greedy", "stay", counts[0], counts[1], "not-evacuated")
+    assert out.read_bytes() == render(build_report(render(expected)))
+
+
+def test_command_from_results_refuses_a_suite_that_is_not_the_manifests(app, tmp_path, generated_results) -> None:  # noqa: ANN001
+    """--suite naming another suite than the manifest's is refused in one line by the manifest check."""
+    result = CliRunner().invoke(app, ["grouped-rates", "--from-results", *map(str, generated_results),
+                                      "--failure", "casualty", "--suite", "emberbench-v1-public",
+                                      "--out", str(tmp_path / "r.json")])
+    assert result.exit_code == 1
+    assert "emberbench-v1-generated" in result.output and not (tmp_path / "r.json").exists()
+
+
+def test_command_from_results_names_the_suite_to_give_when_it_is_not_shipped(app, tmp_path, suite) -> None:  # noqa: ANN001
+    """A manifest of a suite that is not shipped asks for --suite, in one line naming the artifact."""
+    import shutil
+
+    from emberbench.manifest import build_manifest
+    from emberbench.runner import run_evaluation
+    from emberbench.suite import load_suite, public_suite_path
+
+    folder = tmp_path / "mine"
+    shutil.copytree(public_suite_path(), folder)
+    data = json.loads((folder / "suite.json").read_text())
+    data["suite_id"] = "my-suite"
+    (folder / "suite.json").write_text(json.dumps(data))
+    mine = load_suite(folder)
+    manifest = build_manifest(mine, [0])
+    manifest = type(manifest)(manifest.suite_id, manifest.suite_version, manifest.suite_hash, manifest.episodes[:1])
+    for name in ("greedy", "stay"):
+        run_evaluation(manifest, mine, name, name, tmp_path / f"{name}.json")
+    args = ["grouped-rates", "--from-results", str(tmp_path / "greedy.json"), str(tmp_path / "stay.json"),
+            "--failure", "casualty", "--seed", "1", "--replicates", "100"]
+    refused = CliRunner().invoke(app, args)
+    assert refused.exit_code == 1
+    assert "greedy.json" in refused.output and "'my-suite'" in refused.output and "--suite" in refused.output
+    given = CliRunner().invoke(app, [*args, "--suite", str(folder), "--out", str(tmp_path / "r.json")])
+    assert given.exit_code == 0, given.output

@@ -14,6 +14,7 @@ are at the end.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -139,6 +140,16 @@ def good(tmp_path_factory: pytest.TempPathFactory, suite) -> Path:  # noqa: ANN0
     result = CliRunner().invoke(app, ["suite", "generate", "--recipe", "dev", "--count", "2", "--seed", "1",
                                       "--out", str(folder / "gen")])
     assert result.exit_code == 0, result.output
+    # Five episodes, so that the statistics have intervals (n >= 5), and their statistics artifacts.
+    entries = tuple(ManifestEntry(i, SCENARIO, suite.scenario(SCENARIO).content_hash, i) for i in range(5))
+    manifest = EvaluationManifest(suite.id, suite.version, suite.hash, entries)
+    run_evaluation(manifest, suite, "greedy", "greedy", folder / "a5.json")
+    run_evaluation(manifest, suite, "stay", "stay", folder / "b5.json")
+    for args in (("stats", "a5.json", "--out", "a5.stats.json"),
+                 ("compare", "a5.json", "b5.json", "--out", "a5-b5.compare.json")):
+        argv = [str(folder / a) if a.endswith(".json") else a for a in args]
+        result = CliRunner().invoke(app, [*argv, "--resamples", "100"])
+        assert result.exit_code == 0, result.output
     return folder
 
 
@@ -149,6 +160,8 @@ class Template:
     Attributes:
         option: an option the error may name instead of the file (a report
             that differs from ``--expect`` names the option).
+        copies: ``(good file, name in the case folder)`` pairs copied before
+            the case (an artifact whose run sidecar is the hostile part).
     """
 
     name: str
@@ -157,6 +170,7 @@ class Template:
     suite_copy: bool = False
     outputs: tuple[str, ...] = field(default=())
     option: str | None = None
+    copies: tuple[tuple[str, str], ...] = field(default=())
 
 
 INPUT_TEMPLATES = [
@@ -183,11 +197,16 @@ INPUT_TEMPLATES = [
     Template("grouped-rates --from-results", ("grouped-rates", "--from-results", "{X}", "{good}/b.json",
                                               "--failure", "casualty", "--out", "{case}/rep.json"),
              outputs=("rep.json",)),
+    Template("grouped-rates --from-results --suite (suite.json)",
+             ("grouped-rates", "--from-results", "{good}/a.json", "{good}/b.json", "--failure", "casualty",
+              "--suite", "{case}/suite", "--out", "{case}/rep.json"), slot="suite/suite.json", suite_copy=True),
     Template("view", ("view", "{X}", "--out", "{case}/v.html"), outputs=("v.html",)),
-    Template("report", ("report", "{X}", "{good}/b.json", "--out", "{case}/rep", "--resamples", "100"),
-             outputs=("rep",)),
+    # A refused report leaves nothing behind: no output is allowed to change (issue 22, defect 6).
+    Template("report", ("report", "{X}", "{good}/b.json", "--out", "{case}/rep", "--resamples", "100")),
     Template("report --stats", ("report", "{good}/a.json", "{good}/b.json", "--stats", "{X}", "--out", "{case}/rep",
-                                "--resamples", "100"), outputs=("rep",)),
+                                "--resamples", "100")),
+    Template("plot forest --stats", ("plot", "forest", "{good}/a.json", "{good}/b.json", "--stats", "{X}",
+                                     "--out", "{case}/f.svg")),
     Template("plot", ("plot", "egress", "{X}", "--scenario", SCENARIO, "--out", "{case}/f.svg"), outputs=("f.svg",)),
     Template("suite validate (suite.json)", ("suite", "validate", "{case}/suite"), slot="suite/suite.json",
              suite_copy=True, option="/suite: 1 problem(s) found"),  # the problem itself is listed on stdout
@@ -203,6 +222,10 @@ INPUT_TEMPLATES = [
     Template("store audit --store", ("store", "audit", "--store", "{X}")),
     Template("run --store", ("run", "--manifest", "{good}/m.json", "--policy", "greedy", "--model-id", "m",
                              "--out", "{case}/out.json", "--executor", "local", "--store", "{X}")),
+    Template("run --out (resume: run sidecar)", ("run", "--manifest", "{good}/m.json", "--policy", "greedy",
+                                                 "--model-id", "greedy", "--out", "{case}/out.json", "--executor",
+                                                 "local", "--no-store"), slot="out.json.run",
+             copies=(("a.json", "out.json"),)),
 ]
 
 OUTPUT_TEMPLATES = [
@@ -212,6 +235,13 @@ OUTPUT_TEMPLATES = [
                            "--out", "{X}", "--executor", "local", "--no-store")),
     Template("run --out (store)", ("run", "--manifest", "{good}/m.json", "--policy", "greedy", "--model-id", "m",
                                    "--out", "{X}", "--executor", "local", "--store", "{case}/store")),
+    Template("run --out (its run sidecar)", ("run", "--manifest", "{good}/m.json", "--policy", "greedy", "--model-id",
+                                             "m", "--out", "{case}/out.json", "--executor", "local", "--no-store"),
+             slot="out.json.run"),
+    Template("run --out (store, its run sidecar)", ("run", "--manifest", "{good}/m.json", "--policy", "greedy",
+                                                    "--model-id", "m", "--out", "{case}/out.json", "--executor",
+                                                    "local", "--store", "{case}/store"), slot="out.json.run",
+             outputs=("store",)),
     Template("pair --out", ("pair", "{good}/a.json", "{good}/b.json", "--out", "{X}")),
     Template("stats --out", ("stats", "{good}/a.json", "--resamples", "100", "--out", "{X}")),
     Template("compare --out", ("compare", "{good}/a.json", "{good}/b.json", "--resamples", "100", "--out", "{X}")),
@@ -249,6 +279,9 @@ ARGUMENT_CASES = [
     ("view --fps nan", ("view", "{good}/r.json", "--terminal", "--fps", "nan"), 2, "--fps"),
     ("view --episode 1_0", ("view", "{good}/a.json", "--episode", "1_0"), 2, "--episode"),
     ("report --resamples -5", ("report", "{good}/a.json", "--resamples", "-5"), 2, "--resamples"),
+    *[(f"{c} --stats missing", (*a, "--stats", "{case}/missing.json", "--out", f"{{case}}/{o}"), 1, "missing.json")
+      for c, a, o in (("report", ("report", "{good}/a.json", "{good}/b.json", "--resamples", "100"), "rep"),
+                      ("plot forest", ("plot", "forest", "{good}/a.json", "{good}/b.json"), "f.svg"))],
     ("episode cmd: unclosed quote", ("episode", SCENARIO, "--policy", 'cmd:python3 "unclosed'), 1, "cmd:"),
     ("run cmd: unclosed quote", ("run", "--manifest", "{good}/m.json", "--policy", 'cmd:python3 "unclosed',
                                  "--model-id", "m", "--out", "{case}/o.json", "--executor", "local", "--no-store"), 1,
@@ -314,6 +347,8 @@ def _check(result, code: int, names: tuple[str, ...], *, changed: set[str], allo
 def _prepare(template: Template, case: Path, good: Path, make: Callable[[Path], None]) -> tuple[list[str], Path]:
     if template.suite_copy:
         shutil.copytree(public_suite_path(), case / "suite")
+    for source, name in template.copies:
+        shutil.copy(good / source, case / name)
     target = case / template.slot
     if target.exists():
         target.unlink()
@@ -405,6 +440,97 @@ def test_a_number_too_long_to_convert_is_one_line_naming_the_file(number: str, t
     assert "is out of range (at most 2**64 - 1 in magnitude)" in printed, printed
 
 
+# -- single-value mutations of statistics artifacts (issue 22, defects 6 and 15) ----------------
+
+def _first_metric(form: dict) -> dict:
+    return form["overall"]["metrics"][0]
+
+
+def _interval(form: dict) -> dict:
+    metric = _first_metric(form)
+    return metric["mean_ci"] if "mean_ci" in metric else metric["mean_delta_ci"]
+
+
+def _forged_interval(form: dict) -> None:
+    """The issue's forgery: a mean of 0.999 with a lower bound (0.998) above its upper bound (0.9029)."""
+    _interval(form).update(lower=0.998, upper=0.9029)
+    _first_metric(form)["statistics"].update(mean=0.999, min=-1.0, max=1.0)
+
+
+def _possible_mean(form: dict) -> None:
+    """Move the first mean that is not its minimum down to its minimum: a value no rule of the reader forbids."""
+    stats = next(m["statistics"] for m in form["overall"]["metrics"]
+                 if m["statistics"]["mean"] is not None and m["statistics"]["mean"] != m["statistics"]["min"])
+    stats["mean"] = stats["min"]
+
+
+def _text_nan(text: bytes) -> bytes:
+    import re
+
+    return re.sub(rb'"lower":-?[0-9.e+-]+', b'"lower":NaN', text, count=1)
+
+
+# (name, what to do to the form (or, for a bytes -> bytes function, to the text))
+STATISTICS_MUTATIONS = [
+    ("mean 'x'", lambda f: _first_metric(f)["statistics"].update(mean="x")),
+    ("mean a list", lambda f: _first_metric(f)["statistics"].update(mean=[0.5])),
+    ("mean null", lambda f: _first_metric(f)["statistics"].update(mean=None)),
+    ("mean true", lambda f: _first_metric(f)["statistics"].update(mean=True)),
+    ("mean an object", lambda f: _first_metric(f)["statistics"].update(mean={"v": 1})),
+    ("n a string", lambda f: _first_metric(f)["statistics"].update(n="5")),
+    ("lower above upper", _forged_interval),
+    ("lower a string", lambda f: _interval(f).update(lower="0.1")),
+    ("lower NaN", _text_nan),
+    ("interval null", lambda f: _first_metric(f).update({k: None for k in ("mean_ci", "mean_delta_ci")
+                                                         if k in _first_metric(f)})),
+    ("another seed", lambda f: _interval(f).update(seed="0" * 64)),
+    ("negative variance", lambda f: _first_metric(f)["statistics"].update(variance=-1.0)),
+    ("an unknown key", lambda f: f.update(score=1)),
+    ("resamples 99", lambda f: f["methods"]["bootstrap"].update(resamples=99)),
+    ("another mean, still possible", lambda f: _possible_mean(f)),
+    ("the same values, pretty-printed", lambda text: json.dumps(json.loads(text), indent=2).encode()),
+]
+STATISTICS_COMMANDS = {
+    "report --stats": ("a5.stats.json", ("report", "{good}/a5.json", "{good}/b5.json", "--stats", "{X}",
+                                          "--out", "{case}/rep", "--resamples", "100")),
+    "plot forest --stats": ("a5-b5.compare.json", ("plot", "forest", "{good}/b5.json", "{good}/a5.json",
+                                                     "--stats", "{X}", "--out", "{case}/f.svg")),
+}
+
+
+@pytest.mark.parametrize(("name", "mutate"), STATISTICS_MUTATIONS, ids=[m[0] for m in STATISTICS_MUTATIONS])
+@pytest.mark.parametrize("command", sorted(STATISTICS_COMMANDS))
+def test_every_statistics_value_mutation_is_refused_and_leaves_nothing(command: str, name: str, mutate,  # noqa: ANN001
+                                                                       tmp_path: Path, good: Path) -> None:
+    """Issue 22 (defects 6, 15): a statistics artifact with one value changed (a wrong type, an impossible
+    interval, a possible but different value, other JSON text) is one line naming the file, exit 1, never a
+    traceback and never shown; nothing is written (no report folder, no figure)."""
+    import inspect
+
+    from emberbench.canonical import canonical_bytes
+
+    source, args = STATISTICS_COMMANDS[command]
+    text = (good / source).read_bytes()
+    if "text" in inspect.signature(mutate).parameters:
+        data = mutate(text)
+    else:
+        form = json.loads(text)
+        mutate(form)
+        data = canonical_bytes(form) + b"\n"
+    assert data != text
+    _run_case(Template(command, args), _text(data), tmp_path, good)
+
+
+@pytest.mark.parametrize("command", sorted(STATISTICS_COMMANDS))
+def test_an_unchanged_statistics_artifact_is_accepted(command: str, tmp_path: Path, good: Path) -> None:
+    """The artifact stats/compare wrote, unchanged, is what the mutations above start from: it is accepted."""
+    source, args = STATISTICS_COMMANDS[command]
+    filled = [a.replace("{X}", str(good / source)).replace("{good}", str(good)).replace("{case}", str(tmp_path))
+              for a in args]
+    result, _ = _invoke(filled)
+    assert result.exit_code == 0, result.output
+
+
 # -- a 200 MB file: in a child process, whose peak memory is measured ---------------------------
 
 BIG_MB = 200
@@ -462,3 +588,69 @@ def test_a_200_mb_input_is_refused_within_bounded_time_and_memory(name: str, arg
     assert peak_mb < 2.5 * BIG_MB + 150, f"peak {peak_mb:.0f} MB"
     assert seconds < 60
     assert list(cwd.iterdir()) == []
+
+
+# -- run ids: one rule for every command that takes one (issue 22, defect 2) ---------------------
+
+RUN_ID_COMMANDS = [
+    ("store rm-run --apply", ("store", "rm-run", "{ID}", "--store", "{store}", "--apply")),
+    ("store rm-run", ("store", "rm-run", "{ID}", "--store", "{store}")),
+    ("runs show", ("runs", "show", "{ID}", "--store", "{store}")),
+    ("runs verify", ("runs", "verify", "{ID}", "--store", "{store}")),
+    ("runs verify --executor ray", ("runs", "verify", "{ID}", "--store", "{store}", "--executor", "ray")),
+    ("runs export", ("runs", "export", "{ID}", "--store", "{store}", "--out", "{case}/o.json")),
+]
+# (name, id with {run} = the run's 64 digits, exit status, what the one line must say)
+RUN_IDS = [
+    ("empty", "", 2, "at least 4 hex digits"),
+    ("3 digits of the run", "{run3}", 2, "at least 4 hex digits"),
+    ("run- alone", "run-", 2, "at least 4 hex digits"),
+    ("run- and 3 digits", "run-{run3}", 2, "at least 4 hex digits"),
+    ("upper case", "{RUN4}", 2, "lowercase hex"),
+    ("not hex", "zzzz", 2, "lowercase hex"),
+    ("space in front", " {run4}", 2, "lowercase hex"),
+    ("65 digits", "{run}0", 2, "lowercase hex"),
+    ("glob", "*", 2, "lowercase hex"),
+    ("no such run", "{other4}", 1, "no run in store"),
+    ("ambiguous", "abcd", 1, "ambiguous: it starts 2 runs (abcd0, abcd1)"),
+]
+
+
+@pytest.fixture(scope="module")
+def run_store(tmp_path_factory: pytest.TempPathFactory, good: Path, suite) -> tuple[Path, str]:  # noqa: ANN001
+    """A local store with one complete run, and two refs of runs whose ids share the prefix ``abcd``."""
+    from emberbench.manifest import load_manifest
+    from emberbench.store_runner import open_store
+
+    folder = tmp_path_factory.mktemp("runstore")
+    store = open_store(folder / "store")
+    run_evaluation(load_manifest(good / "m.json"), suite, "greedy", "g", folder / "g.json", store=store)
+    (run,) = store.journal_names()
+    key = store.put(b"{}")
+    for twin in ("0", "1"):
+        store.refs.set(f"runs/run-abcd{twin * 60}", key)
+    return folder / "store", run[len("run-"):]
+
+
+@pytest.mark.parametrize(("case_name", "text", "code", "says"), RUN_IDS, ids=[c[0] for c in RUN_IDS])
+@pytest.mark.parametrize(("command", "args"), RUN_ID_COMMANDS, ids=[c[0] for c in RUN_ID_COMMANDS])
+def test_every_command_that_takes_a_run_id_applies_one_rule(command: str, args: tuple[str, ...], case_name: str,
+                                                            text: str, code: int, says: str, tmp_path: Path,
+                                                            run_store: tuple[Path, str]) -> None:
+    """Issue 22 (defect 2): `store rm-run` and `runs show|verify|export` take a run id by one rule: 4 to 64
+    lowercase hex digits (a unique prefix, `run-` allowed in front), never empty. Anything else is one line,
+    exit 2 (usage); an unknown or ambiguous id exit 1 (candidates listed); the store is left as it was (an
+    empty id once deleted the store's only run)."""
+    store, run = run_store
+    other = next(c for c in "0123456789abcdef" if c != run[0]) + run[1:4]
+    run_id = (text.replace("{run3}", run[:3]).replace("{run4}", run[:4]).replace("{RUN4}", run[:4].upper())
+              .replace("{other4}", other if other != "abcd" else "ffff").replace("{run}", run))
+    filled = [a.replace("{ID}", run_id).replace("{store}", str(store)).replace("{case}", str(tmp_path))
+              for a in args]
+    before = _snapshot(store, tmp_path)
+    result, seconds = _invoke(filled)
+    after = _snapshot(store, tmp_path)
+    changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
+    line = _check(result, code, (says,), changed=changed, allowed=set())
+    assert "run id" in line or "no run" in line, line
+    assert seconds < 10, f"{seconds:.1f} s: refused only after starting something slow"

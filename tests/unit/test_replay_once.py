@@ -68,6 +68,7 @@ def test_resume_replays_the_artifact_at_the_output_once(results, replays, store,
 
     out = tmp_path / "greedy.json"
     shutil.copyfile(results / "greedy.json", out)
+    shutil.copyfile(results / "greedy.json.run", tmp_path / "greedy.json.run")  # its run sidecar goes with it
     manifest = manifest_from_dict(read_artifact_header(out)["manifest"])
     extra = {"store": open_store(tmp_path / "s", create=True)} if store else {}
     summary = run_evaluation(manifest, load_suite(None), "greedy", "greedy", out, **extra)

@@ -8,7 +8,8 @@ from emberbench.errors import OutputLockedError, StoreUsageError
 from emberbench.policies import GreedyPolicy, StayPolicy
 from emberbench.runner import run_evaluation
 from emberbench.store import fsck, gc
-from emberbench.store_repair import find_run, remove_run, repair_store
+from emberbench.catalog import resolve_run
+from emberbench.store_repair import remove_run, repair_store
 from emberbench.store_runner import open_store
 from tests.run_support import flip_byte, invoke, small_manifest
 
@@ -113,14 +114,14 @@ def test_rm_run_refuses_a_run_in_progress(finished) -> None:  # noqa: ANN001
     assert store.journal_names() == [name]
 
 
-def test_find_run_needs_a_unique_prefix(tmp_path, suite) -> None:  # noqa: ANN001
-    """A prefix must name exactly one run."""
+def test_rm_run_takes_run_ids_by_the_catalog_rule(tmp_path, suite) -> None:  # noqa: ANN001
+    """rm-run resolves its argument as every run command does: a unique prefix of 4+ hex digits, or a full name."""
     store = open_store(tmp_path / "s")
     for model in ("a", "b"):
         run_evaluation(small_manifest(suite), suite, "stay", model, tmp_path / f"{model}.json", store=store)
     names = store.journal_names()
-    assert find_run(store, names[0]) == names[0]
-    with pytest.raises(StoreUsageError, match="matches 2 runs"):
-        find_run(store, "run-")
-    with pytest.raises(StoreUsageError, match="no run"):
-        find_run(store, "zzz")
+    assert resolve_run(store, names[0]) == names[0]
+    with pytest.raises(StoreUsageError, match="at least 4 hex digits"):
+        resolve_run(store, "run-")
+    with pytest.raises(StoreUsageError, match="lowercase hex"):
+        resolve_run(store, "zzzz")

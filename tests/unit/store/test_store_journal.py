@@ -214,3 +214,50 @@ def test_journal_name_helper_opens(store: Store) -> None:
     with store.open_journal(name) as journal:
         journal.append({"index": 0})
     assert store.journal_names() == [name]
+
+
+def test_rewrite_replaces_a_journal_whole_and_closes_the_writer(store: Store) -> None:
+    """Issue 22 (defect 11): a repair replaces a finished journal whole (atomically, on both backends); the
+    writer is closed; the next writer reads and extends the new journal; nothing is left behind."""
+    keys = _fill(store, "j", 5)
+    with store.open_journal("j", create=False) as journal:
+        journal.finish({"result": keys[0]}, keys=[keys[0]])
+    writer = store.open_journal("j", create=False)
+    with pytest.raises(ObjectNotFoundError):
+        writer.rewrite([({"index": 0}, ["f" * 64])])
+    assert [e.data["index"] for e in store.read_journal("j").entries] == [0, 1, 2, 3, 4]  # left as it was
+    writer = store.open_journal("j", create=False)
+    writer.rewrite([({"index": 9, "digest": keys[1]}, [keys[1]])])
+    with pytest.raises(JournalError, match="closed"):
+        writer.append({"index": 10})
+    state = store.read_journal("j")
+    assert [dict(e.data) for e in state.entries] == [{"index": 9, "digest": keys[1]}] and not state.finished
+    assert raw_journal(store, "j").startswith(HEADER)
+    with store.open_journal("j", create=False) as journal:
+        journal.append({"index": 10}, keys=[keys[2]])
+        journal.finish({"result": keys[3]}, keys=[keys[3]])
+    state = store.read_journal("j")
+    assert [e.data["index"] for e in state.entries] == [9, 10] and state.finish.data == {"result": keys[3]}
+    assert store.read_journal("j").referenced_keys() == {keys[1], keys[2], keys[3]}
+    if is_s3(store):
+        rest = [item["Key"].rsplit("/", 1)[1] for item in store.backend.list_prefix(f"{store.backend.prefix}journals/j/")]
+        bases = [int(r[5:]) for r in rest if r.startswith("base-")]
+        assert len(bases) == 1 and all(int(r) > bases[0] for r in rest if not r.startswith("base-")), rest
+    else:
+        assert os.listdir(store.layout.journals) == ["j.journal"]
+
+
+def test_rewrite_refuses_a_journal_another_writer_extended(store: Store) -> None:
+    """A rewrite never overwrites what a rival writer appended after this writer read the journal."""
+    keys = _fill(store, "j", 2)
+    writer = store.open_journal("j", create=False)
+    if is_s3(store):  # a rival that took the journal over appends its own segment
+        store.backend.client.put_object(Bucket=store.backend.bucket,
+                                        Key=f"{store.backend.prefix}journals/j/{writer._next:010d}",
+                                        Body=b"")
+    else:  # a rival that replaced the file
+        path = store.layout.journal_path("j")
+        os.replace(path, path.with_name("old"))
+        path.write_bytes(HEADER)
+    with pytest.raises(JournalError, match="another"):
+        writer.rewrite([({"index": 0, "digest": keys[0]}, [keys[0]])])

@@ -99,7 +99,8 @@ def test_linked_entry_is_refused_never_followed(tmp_path: Path, rel: str, operat
 
 
 def test_journal_link_is_never_overwritten(tmp_path: Path) -> None:
-    """Regression: a journal that links to an outside file starting with a journal header is refused, not rewritten."""
+    """Regression: a journal that links to an outside file starting with a journal header is refused, not rewritten;
+    deleting the journal removes the link itself (issue 22, defect 7), never what it points to."""
     store = open_store(tmp_path / "store", create=True)
     victim = tmp_path / "victim.bin"
     victim.write_bytes(HEADER + b"x" * 420)
@@ -109,10 +110,44 @@ def test_journal_link_is_never_overwritten(tmp_path: Path) -> None:
         store.open_journal(name)
     with pytest.raises(StoreLayoutError):
         store.read_journal(name)
-    with pytest.raises(StoreLayoutError):
-        store.delete_journal(name)
-    assert victim.read_bytes() == HEADER + b"x" * 420
     assert not fsck(store).ok
+    assert store.special_journal(name) == "a symbolic link"
+    assert store.delete_journal(name) is True
+    assert not os.path.lexists(store.layout.journal_path(name)) and store.journal_names() == []
+    assert victim.read_bytes() == HEADER + b"x" * 420
+    assert fsck(store).ok
+
+
+@pytest.mark.parametrize("kind", ["fifo", "socket", "folder"])
+def test_a_special_file_where_a_journal_belongs_is_deleted_unopened(tmp_path: Path, kind: str) -> None:
+    """Issue 22 (defect 7): a FIFO or socket where a journal belongs is removed by delete_journal without being
+    opened (a FIFO with no writer would block a reader); a folder there is refused and left."""
+    import socket
+
+    store = open_store(tmp_path / "store", create=True)
+    name = journal_name("manifest", "model")
+    path = store.layout.journal_path(name)
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "socket":
+        sock, cwd = socket.socket(socket.AF_UNIX), os.getcwd()
+        os.chdir(path.parent)
+        try:
+            sock.bind(path.name)
+        finally:
+            os.chdir(cwd)
+            sock.close()
+    else:
+        path.mkdir()
+    if kind == "folder":
+        assert store.special_journal(name) == "a folder"
+        with pytest.raises(StoreLayoutError, match="folder"):
+            store.delete_journal(name)
+        assert path.is_dir()
+        return
+    assert store.special_journal(name) == ("a FIFO" if kind == "fifo" else "a socket")
+    assert store.delete_journal(name) is True and not os.path.lexists(path)
+    assert store.special_journal(name) is None and store.delete_journal(name) is False
 
 
 def test_fifo_object_does_not_block(tmp_path: Path) -> None:

@@ -33,8 +33,11 @@ def test_foreign_folder_is_refused(tmp_path) -> None:  # noqa: ANN001
     (tmp_path / "notes.txt").write_text("mine")
     with pytest.raises(PresentationError, match="not a previous EMBERBench report"):
         ReportFolder(tmp_path, force=False)
-    ReportFolder(tmp_path, force=True).write("index.html", b"x")
+    with ReportFolder(tmp_path, force=True) as folder:
+        folder.write("index.html", b"x")
+        folder.finish()
     assert (tmp_path / "notes.txt").read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index.html", "notes.txt", REPORT_INDEX]
 
 
 def test_previous_report_is_replaced_and_its_stale_files_removed(tmp_path) -> None:  # noqa: ANN001
@@ -57,5 +60,44 @@ def test_previous_report_is_replaced_and_its_stale_files_removed(tmp_path) -> No
 @pytest.mark.parametrize("name", ["../escape.html", "/abs.html"])
 def test_report_files_stay_inside(tmp_path, name) -> None:  # noqa: ANN001
     """A report file name cannot leave its folder."""
-    with pytest.raises(PresentationError, match="leaves the report folder"):
-        ReportFolder(tmp_path, force=False).write(name, b"x")
+    with pytest.raises(PresentationError, match="leaves the report folder"), ReportFolder(tmp_path, force=False) as f:
+        f.write(name, b"x")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["new folder", "previous report"])
+def test_a_report_that_fails_leaves_nothing(tmp_path, existing) -> None:  # noqa: ANN001
+    """Files are staged; leaving the block without finish() removes them, and the target is as it was
+    (issue 22, defect 6): no folder (nor missing parent) created, no file of a previous report touched."""
+    out = tmp_path / "a" / "r"
+    if existing:
+        with ReportFolder(out, force=False) as first:
+            first.write("index.html", b"1")
+            first.finish()
+    before = sorted((p.relative_to(tmp_path).as_posix(), p.read_bytes() if p.is_file() else b"")
+                    for p in tmp_path.rglob("*"))
+    with pytest.raises(RuntimeError), ReportFolder(out, force=False) as folder:
+        folder.write("index.html", b"2")
+        folder.write("viewer/m.html", b"2")
+        raise RuntimeError("an input was refused")
+    after = sorted((p.relative_to(tmp_path).as_posix(), p.read_bytes() if p.is_file() else b"")
+                   for p in tmp_path.rglob("*"))
+    assert after == before
+
+
+def test_a_linked_subfolder_is_refused_before_anything_moves(tmp_path) -> None:  # noqa: ANN001
+    """A previous report whose viewer/ became a link: the new report refuses it and changes no file."""
+    out = tmp_path / "r"
+    with ReportFolder(out, force=False) as first:
+        first.write("index.html", b"1")
+        first.write("viewer/m.html", b"1")
+        first.finish()
+    elsewhere = tmp_path / "elsewhere"
+    (out / "viewer").rename(elsewhere)
+    (out / "viewer").symlink_to(elsewhere)
+    with pytest.raises(OutputPathError, match="not a folder"), ReportFolder(out, force=True) as second:
+        second.write("index.html", b"2")
+        second.write("viewer/m.html", b"2")
+        second.finish()
+    assert (out / "index.html").read_bytes() == b"1" and (elsewhere / "m.html").read_bytes() == b"1"
+    assert sorted(p.name for p in out.iterdir()) == ["index.html", REPORT_INDEX, "viewer"]

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from emberbench.errors import PresentationError
+from emberbench.errors import PresentationError, StatisticsInputError
 from emberbench.metric_defs import METRIC_NAMES
 from emberbench.pairing import load_pair
 from emberbench.results import load_result
@@ -112,3 +112,115 @@ def test_order_by_puts_the_best_first(results, suite, tmp_path) -> None:  # noqa
     md = (built.folder / "report.md").read_text()
     board = md.split("## Leaderboard")[1]
     assert board.index("[greedy]") < board.index("[stay]")
+
+
+def _tree(folder) -> dict[str, tuple[int, int, int, int]]:  # noqa: ANN001
+    """Every path under ``folder``: mode, inode and, for files, size and modification time."""
+    import os
+    import stat
+
+    seen = {}
+    for root, dirs, files in os.walk(folder):
+        for name in [*dirs, *files]:
+            info = os.lstat(os.path.join(root, name))
+            # a folder's own size and time change when a staging folder inside it comes and goes
+            size, mtime = (0, 0) if stat.S_ISDIR(info.st_mode) else (info.st_size, info.st_mtime_ns)
+            seen[os.path.relpath(os.path.join(root, name), folder)] = (info.st_mode, info.st_ino, size, mtime)
+    return seen
+
+
+@pytest.fixture(scope="module")
+def genuine(report, tmp_path_factory):  # noqa: ANN001
+    """greedy's aggregate artifact and its paired artifact against stay, as the report wrote them."""
+    folder = tmp_path_factory.mktemp("genuine")
+    agg = folder / "greedy.stats.json"
+    agg.write_bytes((report.folder / f"stats/{model_slug('greedy')}.stats.json").read_bytes())
+    paired = folder / "greedy-vs-stay.compare.json"
+    paired.write_bytes((report.folder / f"stats/{model_slug('greedy')}-vs-{model_slug('stay')}.compare.json")
+                       .read_bytes())
+    return agg, paired
+
+
+def _forge(source, target, mutate):  # noqa: ANN001, ANN202
+    form = json.loads(source.read_bytes())
+    mutate(form)
+    from emberbench.canonical import canonical_bytes
+
+    target.write_bytes(canonical_bytes(form) + b"\n")
+    return target
+
+
+def _swap_bounds(form) -> None:  # noqa: ANN001
+    """The forgery of the issue: evacuated_rate shown as "0.999 [0.998, 0.9029]"."""
+    form["overall"]["metrics"][0]["mean_ci"].update(lower=0.998, upper=0.9029)
+    form["overall"]["metrics"][0]["statistics"]["mean"] = 0.999
+
+
+def _mean_at_min(form) -> None:  # noqa: ANN001
+    stats = form["overall"]["metrics"][0]["statistics"]
+    stats["mean"] = stats["min"]
+
+
+@pytest.mark.parametrize(("mutate", "error", "message"), [
+    (_swap_bounds, StatisticsInputError, "is above upper bound"),
+    (_mean_at_min, PresentationError, r"differs from the statistics recomputed from the verified results at "
+                                      r"overall\.metrics\[0\]\.statistics\.mean"),
+    (lambda f: f["overall"]["metrics"][0]["statistics"].update(mean="x"), StatisticsInputError, "must be a finite"),
+    (lambda f: f["overall"]["metrics"][0]["statistics"].update(mean=[0.5]), StatisticsInputError, "must be a finite"),
+], ids=["lower above upper", "another mean", "mean is a string", "mean is a list"])
+def test_given_statistics_must_be_the_recomputed_ones(results, suite, tmp_path, genuine, mutate, error,  # noqa: ANN001
+                                                      message) -> None:
+    """Issue 22 (defects 6 and 15): a --stats file with impossible or merely different values is refused in one
+    line, never shown; and nothing of the report is left on disk (no folder, no missing parent created)."""
+    forged = _forge(genuine[0], tmp_path / "forged.stats.json", mutate)
+    out = tmp_path / "deep" / "r"
+    with pytest.raises(error, match=message):
+        build_report([results["stay"], results["greedy"]], suite, out, stats=[forged], resamples=200)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["forged.stats.json"]
+
+
+def test_a_refused_stats_file_leaves_a_previous_report_as_it_was(results, suite, tmp_path, genuine) -> None:  # noqa: ANN001
+    """Issue 22 (defect 6): a refusal found only after every result was verified (a paired artifact that is
+    not the recomputation) leaves the previous report's folder exactly as it was: no file added, changed or removed."""
+    out = tmp_path / "r"
+    build_report([results["stay"], results["greedy"]], suite, out, resamples=200)
+    forged = _forge(genuine[1], tmp_path / "forged.compare.json", _mean_at_min)
+    before = _tree(tmp_path)
+    with pytest.raises(PresentationError, match="differs from the statistics recomputed"):
+        build_report([results["stay"], results["greedy"]], suite, out, baseline="stay", stats=[forged],
+                     resamples=200)
+    assert _tree(tmp_path) == before
+    assert forged.exists()
+
+
+def test_given_statistics_in_other_json_text_are_refused(results, suite, tmp_path, genuine) -> None:  # noqa: ANN001
+    """The same values pretty-printed are not the bytes stats writes: refused, naming the reason."""
+    pretty = tmp_path / "pretty.stats.json"
+    pretty.write_text(json.dumps(json.loads(genuine[0].read_bytes()), indent=1))
+    with pytest.raises(PresentationError, match="not as the exact bytes"):
+        build_report([results["stay"], results["greedy"]], suite, tmp_path / "r", stats=[pretty], resamples=200)
+
+
+def test_given_statistics_set_their_own_resample_count(results, suite, tmp_path) -> None:  # noqa: ANN001
+    """A --stats artifact computed with 300 resamples is checked against a recomputation with 300 and shown so;
+    the rest of the report uses --resamples."""
+    from emberbench.statistics import aggregate_artifact, write_artifact
+
+    given = tmp_path / "greedy-300.stats.json"
+    write_artifact(aggregate_artifact(results["greedy"], suite, 300), given)
+    built = build_report([results["stay"], results["greedy"]], suite, tmp_path / "r", stats=[given], resamples=200)
+    assert built.aggregates["greedy"].resamples == 300 and built.aggregates["greedy"].origin == str(given)
+    assert built.aggregates["stay"].resamples == 200
+
+
+def test_a_new_report_folder_appears_whole_with_ordinary_permissions(results, suite, tmp_path) -> None:  # noqa: ANN001
+    """The staging folder is renamed into place: nothing else is left beside it, and its mode is a mkdir's."""
+    import os
+
+    out = tmp_path / "a" / "b" / "r"
+    build_report([results["stay"]], suite, out, resamples=200)
+    mask = os.umask(0)
+    os.umask(mask)
+    assert os.stat(out).st_mode & 0o777 == 0o777 & ~mask
+    assert [p.name for p in (tmp_path / "a" / "b").iterdir()] == ["r"]
+    assert (out / "report-files.json").is_file()
