@@ -17,7 +17,7 @@ import numpy as np
 
 from .actions import encode_action
 from .canonical import canonical_bytes
-from .errors import AgentError, RecordAuthenticationError, SuiteError
+from .errors import MALFORMED, AgentError, CanonicalFormError, RecordAuthenticationError, SuiteError
 from .metrics import EpisodeMetrics, metrics_from_outcome
 from .observation import Observation
 from .policies.external import ExternalAgent
@@ -128,11 +128,19 @@ def authenticate(record: RunRecord | dict[str, Any], suite: Any) -> EpisodeMetri
             by id and content hash.
 
     Raises:
-        RecordAuthenticationError: naming the field or step that differs.
+        RecordAuthenticationError: naming the field or step that differs (a
+            :class:`RunRecord` whose fields cannot be serialized, or a suite
+            that is not one, too).
     """
     if isinstance(record, RunRecord):
-        as_dict = record.to_dict()
-        given_bytes = canonical_bytes(as_dict)
+        try:
+            as_dict = record.to_dict()
+            given_bytes = canonical_bytes(as_dict)
+        except CanonicalFormError as exc:
+            raise RecordAuthenticationError(f"record: {exc}", field="record") from None
+        except MALFORMED as exc:
+            raise RecordAuthenticationError(f"record cannot be serialized ({type(exc).__name__}: {exc})",
+                                            field="record") from None
         parsed = record_from_dict(as_dict)
     else:
         parsed = record_from_dict(record)
@@ -153,6 +161,8 @@ def authenticate_parsed(parsed: RunRecord, suite: Any, given_bytes: bytes | None
     Raises:
         RecordAuthenticationError: naming the field or step that differs.
     """
+    if not callable(getattr(suite, "resolve", None)):
+        raise RecordAuthenticationError(f"expected a Suite, got {type(suite).__name__}", field="suite")
     try:
         scenario = suite.resolve(parsed.scenario_id, parsed.scenario_hash)
     except SuiteError as exc:

@@ -33,6 +33,12 @@ def _rebuild(cls: type[EmberError], args: tuple[object, ...], state: dict[str, o
     return error
 
 
+MALFORMED = (AttributeError, TypeError, ValueError, LookupError, ArithmeticError)
+"""What using an object raises when one of its fields was replaced by a value of another type (a frozen
+dataclass still allows ``object.__setattr__``); functions that take objects from callers turn these into
+their own :class:`EmberError` where they serialize the object."""
+
+
 class CanonicalFormError(EmberError, ValueError):
     """A value or a text is not valid (canonical) JSON."""
 

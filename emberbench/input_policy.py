@@ -429,6 +429,61 @@ def check_json_depth(data: bytes | str, *, where: str, max_depth: int = MAX_JSON
     check_json_shape(data, where=where, max_depth=max_depth)
 
 
+def leading_value_count(raw: bytes) -> tuple[int, bool]:
+    """Count the values of the array or object ``raw`` starts with; tell whether it closes within ``raw``.
+
+    A reader that parses one value of a larger text (an episode of a result
+    artifact) uses this to refuse a value bomb before the parser builds it.
+    Values are counted as :func:`check_json_shape` counts a document's (the
+    value itself, its keys and every value inside, an array or object once
+    more for its bracket), but only up to the bracket that closes the first
+    value, so the text after it (read ahead) does not count. ``raw`` may stop
+    anywhere: a string left open at its end, and what follows it, are not
+    counted, and the count is then that of the part given.
+
+    Brackets are matched by nesting, not by kind (``[}`` is the parser's to
+    refuse). The work is C-level bytes operations on chunks of the skeleton,
+    and a Python walk over at most the one chunk in which the value closes
+    (or one that nests too deep to reduce).
+    """
+    if raw[:1] not in (b"[", b"{"):
+        return 1, True
+    if b"\\" in raw:
+        raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    skeleton = raw.translate(_GENERIC_BRACKETS, _NOT_SKELETON).replace(b'""', b"")
+    del raw
+    if b'"' in skeleton:
+        skeleton = _STRING_RE.sub(b"", skeleton)
+        open_string = skeleton.find(b'"')
+        if open_string >= 0:
+            skeleton = skeleton[:open_string]
+    count, depth = 2, 1  # the value (1) and its opening bracket (1), as check_json_shape counts a document
+    for start in range(1, len(skeleton), _CHUNK):
+        chunk = skeleton[start:start + _CHUNK]
+        brackets = chunk.translate(None, b",:")
+        reduced = brackets
+        for _ in range(MAX_JSON_DEPTH + 2):
+            inner = reduced.replace(b"[]", b"")
+            if inner == reduced:
+                break
+            reduced = inner
+        closers = len(reduced) - len(reduced.lstrip(b"]"))
+        if depth - closers <= 0 or b"[]" in reduced:
+            # The value may close in this chunk (or the chunk nests too deep to reduce): walk it.
+            for c in chunk:
+                if c == _CLOSE:
+                    depth -= 1
+                    if depth == 0:
+                        return count, True
+                    continue
+                count += 1  # an opening bracket, a comma or a colon
+                depth += c == _OPEN
+            continue
+        count += len(chunk) - len(brackets) + brackets.count(b"[")
+        depth += len(reduced) - 2 * closers
+    return count, False
+
+
 _STRING_RE = re.compile(rb'"[^"]*"')
 _NUMBER_CLASSES = bytes(
     ord("D") if chr(b) in "0123456789+" else ord(".") if b == ord(".") else ord("e") if chr(b) in "eE"
@@ -438,6 +493,10 @@ _NUMBER_CLASSES = bytes(
 _LONG_NUMBER = b" " + b"D" * 20
 _BIG_EXPONENT_RE = re.compile(rb" D[D.]*eDDD")
 _NOT_SKELETON = bytes(b for b in range(256) if b not in b'[]{}",:')
+_GENERIC_BRACKETS = bytes.maketrans(b"{}", b"[]")
+_OPEN, _CLOSE = ord("["), ord("]")
+_CHUNK = 1 << 12
+"""Skeleton bytes :func:`leading_value_count` reduces at a time (and walks in Python at most once)."""
 _SURROGATE_RE = re.compile(rb"\\u[dD][89a-fA-F]")
 _HIGH = rb"\\u[dD][89abAB][0-9a-fA-F]{2}"
 _LOW = rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}"
@@ -466,6 +525,6 @@ def describe_path(path: str | os.PathLike[str]) -> str:
 __all__ = [
     "AGENT_REPLY", "GiB", "KiB", "MANIFEST", "MAX_JSON_DEPTH", "MAX_JSON_INT", "MANIFEST", "MiB", "RECORD",
     "RESULT", "SCENARIO", "SMALL_JSON", "STATISTICS", "SUITE", "InputKind", "check_json_depth",
-    "JsonText", "check_json_shape", "describe_path", "load_json", "open_input", "parse_json",
+    "JsonText", "check_json_shape", "describe_path", "leading_value_count", "load_json", "open_input", "parse_json",
     "read_input", "read_json_text",
 ]

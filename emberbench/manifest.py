@@ -134,21 +134,29 @@ class EvaluationManifest:
         return self.episodes[index]
 
 
+def _shown(value: object) -> str:
+    """``repr(value)`` for a message; an integer too long to print (a caller's object) by its size instead."""
+    if isinstance(value, int) and abs(value).bit_length() > 1024:
+        return f"<an integer of {abs(value).bit_length()} bits>"
+    return repr(value)
+
+
 def _validate(m: EvaluationManifest) -> None:
     if m.manifest_version not in SUPPORTED_MANIFEST_VERSIONS:
         raise ManifestError(
-            f"unsupported manifest_version {m.manifest_version!r} (supported: {', '.join(SUPPORTED_MANIFEST_VERSIONS)})"
+            f"unsupported manifest_version {_shown(m.manifest_version)} "
+            f"(supported: {', '.join(SUPPORTED_MANIFEST_VERSIONS)})"
         )
     if not isinstance(m.suite_id, str) or not SUITE_ID_RE.fullmatch(m.suite_id):
-        raise ManifestError(f"suite_id {m.suite_id!r} is not well formed")
+        raise ManifestError(f"suite_id {_shown(m.suite_id)} is not well formed")
     if not isinstance(m.suite_version, str) or not SEMVER_RE.fullmatch(m.suite_version):
-        raise ManifestError(f"suite_version {m.suite_version!r} is not MAJOR.MINOR.PATCH")
+        raise ManifestError(f"suite_version {_shown(m.suite_version)} is not MAJOR.MINOR.PATCH")
     if not is_sha256_hex(m.suite_hash):
         raise ManifestError("suite_hash is not a lowercase SHA-256 hex digest")
     for name in ("simulator_version", "observation_version", "metrics_version"):
         value = getattr(m, name)
         if not isinstance(value, str) or not _VERSION_RE.fullmatch(value):
-            raise ManifestError(f"{name} {value!r} is not a version string")
+            raise ManifestError(f"{name} {_shown(value)} is not a version string")
     if not isinstance(m.episodes, tuple) or not m.episodes:
         raise ManifestError("episodes must be a non-empty list")
     # One pass; what is the same for every seed of a scenario is checked once per scenario.
@@ -159,7 +167,7 @@ def _validate(m: EvaluationManifest) -> None:
             raise ManifestError(f"episodes[{position}] is not a manifest entry")
         index, sid, shash, seed = e.index, e.scenario_id, e.scenario_hash, e.seed
         if type(index) is not int or index != position:
-            raise ManifestError(f"episodes[{position}] has index {index!r}; the index must equal the position")
+            raise ManifestError(f"episodes[{position}] has index {_shown(index)}; the index must equal the position")
         if not isinstance(sid, str) or not sid:
             raise ManifestError(f"episodes[{position}] scenario_id must be a non-empty string")
         known = pinned.get(sid)
@@ -171,7 +179,7 @@ def _validate(m: EvaluationManifest) -> None:
             pinned[sid] = shash
             seeds[sid] = set()
         if type(seed) is not int or not 0 <= seed <= MAX_SEED:
-            raise ManifestError(f"episodes[{position}] seed {seed!r} is not an integer in [0, 2**64 - 1]")
+            raise ManifestError(f"episodes[{position}] seed {_shown(seed)} is not an integer in [0, 2**64 - 1]")
         used = seeds[sid]
         if seed in used:
             raise ManifestError(f"seed {seed} occurs twice for scenario {sid!r}")
@@ -240,7 +248,7 @@ def build_manifest(suite: Suite, seeds: Sequence[int], *,
         raise ManifestError("seeds must not be empty")
     for s in seeds:
         if not _is_int(s) or not 0 <= s <= MAX_SEED:
-            raise ManifestError(f"seed {s!r} is not an integer in [0, 2**64 - 1]")
+            raise ManifestError(f"seed {_shown(s)} is not an integer in [0, 2**64 - 1]")
     if len(set(seeds)) != len(seeds):
         dup = next(s for i, s in enumerate(seeds) if s in seeds[:i])
         raise ManifestError(f"seed {dup} is given twice")
@@ -306,12 +314,48 @@ def draw_scored_seeds(count: int) -> list[int]:
     return seeds
 
 
-def check_manifest(manifest: EvaluationManifest, suite: Suite) -> None:
-    """Require that ``manifest`` targets exactly ``suite`` and the running code.
+def check_manifest_object(manifest: object) -> EvaluationManifest:
+    """Check an in-memory manifest again as its construction checked it; return it.
+
+    A frozen dataclass still lets its fields be replaced (``object.__setattr__``,
+    ``dataclasses.replace`` without its checks), so every function that takes
+    a manifest object from a caller checks it here before using it: any
+    malformed field is a :class:`ManifestError`, never an AttributeError or a
+    TypeError. Its ``hash`` is not recomputed here (see
+    :func:`check_manifest_hash`).
 
     Raises:
-        ManifestError: naming the first field that does not match.
+        ManifestError: not an :class:`EvaluationManifest`, or a field fails its check.
     """
+    if not isinstance(manifest, EvaluationManifest):
+        raise ManifestError(f"expected an EvaluationManifest, got {type(manifest).__name__}")
+    _validate(manifest)
+    return manifest
+
+
+def check_manifest_hash(manifest: EvaluationManifest) -> None:
+    """Require that the manifest's ``hash`` is the SHA-256 of its canonical JSON (after :func:`check_manifest_object`).
+
+    Raises:
+        ManifestError: the hash was computed for other contents.
+    """
+    sha = hashlib.sha256()
+    for chunk in manifest.canonical_chunks():
+        sha.update(chunk)
+    if sha.hexdigest() != manifest.hash:
+        raise ManifestError(f"the manifest's hash {_shown(manifest.hash)} is not the SHA-256 of its contents")
+
+
+def check_manifest(manifest: EvaluationManifest, suite: Suite) -> None:
+    """Require that ``manifest`` (checked again, see :func:`check_manifest_object`) targets exactly ``suite``
+    and the running code.
+
+    Raises:
+        ManifestError: a malformed manifest, or naming the first field that does not match.
+    """
+    check_manifest_object(manifest)
+    if not isinstance(suite, Suite):
+        raise ManifestError(f"expected a Suite, got {type(suite).__name__}")
     for name, want in (("suite_id", suite.id), ("suite_version", suite.version), ("suite_hash", suite.hash),
                        ("simulator_version", SIMULATOR_VERSION), ("observation_version", OBSERVATION_VERSION),
                        ("metrics_version", METRICS_VERSION)):
@@ -330,7 +374,12 @@ def check_manifest(manifest: EvaluationManifest, suite: Suite) -> None:
 
 
 def write_manifest(manifest: EvaluationManifest, path: str | Path) -> None:
-    """Write the manifest as canonical JSON plus a newline, atomically (streamed, under the output policy)."""
+    """Write the manifest as canonical JSON plus a newline, atomically (streamed, under the output policy).
+
+    Raises:
+        ManifestError: the manifest object is malformed (:func:`check_manifest_object`); nothing is written.
+    """
+    check_manifest_object(manifest)
     atomic_write_bytes(path, _with_newline(manifest.canonical_chunks()))
 
 

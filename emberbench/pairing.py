@@ -67,7 +67,21 @@ def require_same_manifest(a: EvaluationManifest, b: EvaluationManifest) -> None:
 
 
 def pair_results(a: EvaluationResult, b: EvaluationResult) -> PairingReport:
-    """Pair two loaded results episode by episode on their shared manifest."""
+    """Pair two loaded results episode by episode on their shared manifest.
+
+    Each result is checked first (:func:`emberbench.result_object.check_pairable`):
+    its types, its manifest and hash, its model id, and that its episodes are
+    entries of that manifest in manifest order. Its records are not replayed
+    (there is no suite here); the statistics functions replay them.
+
+    Raises:
+        ResultError: a result is malformed ("result A: ...", "result B: ...").
+        PairingError: the results use different manifests.
+    """
+    from .result_object import check_pairable
+
+    check_pairable(a, "result A")
+    check_pairable(b, "result B")
     require_same_manifest(a.manifest, b.manifest)
     return pairing_report(a.manifest, a.model_id, b.model_id, [e.index for e in a.episodes],
                           [e.index for e in b.episodes])

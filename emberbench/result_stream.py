@@ -21,7 +21,10 @@ chosen are the loader's (docs/evaluation.md, "Loading and verifying a result"):
 A failure of a later kind never hides one of an earlier kind anywhere in the
 file, so the file is always parsed to its end; but once a failure of kind 3
 or 4 is known, no further record is replayed, since no replay can change the
-verdict.
+verdict (and once one of kind 3 is known, the rest of the episodes are parsed
+in bulk, see ``ArtifactWalker.skim``). The exception is what cannot be a
+result at all (not an object; an unknown, repeated or over-long top-level
+key): it is refused where it is met, and nothing after it is read.
 
 Canonical JSON sorts ``episodes`` before every other key, so the header is
 the tail of the file: it is read first, from the end, to check the episodes
@@ -52,6 +55,8 @@ from .result_text import BLOCK_BYTES, DISCARDED, KNOWN, ArtifactWalker, KnownTex
 from .results import EPISODE_KEYS, RESULT_KEYS, check_header
 from .suite import Suite
 
+HEAD = b'{"episodes":['
+"""How a canonical artifact starts (``episodes`` sorts first among its keys)."""
 TAIL_MARKER = b'],"evaluation_manifest_hash":"'
 """Where the episode list ends and the header begins in canonical JSON (a quote never appears unescaped in a string)."""
 MAX_TAIL_BYTES = 256 << 20
@@ -166,9 +171,14 @@ def read_tail_header(handle: BinaryIO, where: str) -> dict[str, Any] | None:
     """The header members parsed from the tail of a canonical artifact, or None when that fails.
 
     Looks for :data:`TAIL_MARKER` backwards from the end (at most
-    :data:`MAX_TAIL_BYTES`) and parses what follows it. No message is made
-    here: a caller that gets None reads the file from the start.
+    :data:`MAX_TAIL_BYTES`) and parses what follows it. A file that does not
+    start as a canonical artifact does (:data:`HEAD`) has no such tail, and
+    is not searched. No message is made here: a caller that gets None reads
+    the file from the start.
     """
+    handle.seek(0)
+    if handle.read(len(HEAD)) != HEAD:
+        return None
     size = handle.seek(0, io.SEEK_END)
     pos, carry, offset = size, b"", -1
     while pos > 0 and size - pos < MAX_TAIL_BYTES:
@@ -216,6 +226,7 @@ def _parse_all(handle: BinaryIO, where: str) -> ArtifactWalker:
     """Parse the whole text (episodes too, not kept): the first pass of the two-pass route."""
     handle.seek(0)
     walker = ArtifactWalker(handle, where, keep=RESULT_KEYS)
+    walker.skim = True
     for _ in walker.episodes():
         pass
     return walker
@@ -321,7 +332,8 @@ class _Pass:
         walker = self.walker
         for position, e, text in walker.episodes():
             if self.pending is not None and self.pending[0] <= STRUCTURE:
-                continue  # only a JSON error later in the file could still change the verdict
+                walker.skim = True  # only a JSON error later in the file could still change the verdict
+                continue
             checked = self._structure(position, e, last)
             if checked is None:
                 continue

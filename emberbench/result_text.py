@@ -7,9 +7,22 @@ strict parser every reader uses (no duplicate keys, no NaN or infinity,
 nesting capped). Only the element being parsed, and the header members, are
 held at any time.
 
-The verdict on malformed text is the one the whole-document parse under the
-input policy (:func:`emberbench.canonical.parse_json_strict`) gives, message
-for message:
+What cannot be a result is refused as soon as it is met, without reading
+further: a document whose first character is not ``{``, and a top-level key
+that is not a key of a result or is repeated. Every value is capped as the
+input policy caps the files other readers read: the embedded manifest as a
+manifest file, each episode as a run record (plus its metrics), every other
+top-level value as a small JSON document, in characters and in values. The
+values of an array or object are counted before the parser builds it, so a
+value bomb costs its text, not its objects. An integer too long for Python
+to convert (over 4,300 digits) goes to the exact parser, which measures a
+number's length before converting it and refuses it in the policy's words.
+Memory is therefore bounded for any input by the caps of the largest value,
+and time by the bytes read.
+
+Otherwise the verdict on malformed text is the one the whole-document parse
+under the input policy (:func:`emberbench.canonical.parse_json_strict`)
+gives, message for message:
 
 * the text must be UTF-8 without a byte-order mark; a mark is refused first,
   and an undecodable byte anywhere in the file is reported (by its byte
@@ -18,20 +31,16 @@ for message:
   still decoded, and not kept;
 * the positions in "Expecting ',' delimiter: line 1 column 52 (char 51)" are
   those of the whole document, not of the block being parsed;
-* a duplicate top-level key is reported when the object closes, as the
-  strict parser's hook does;
 * nesting deeper than 64 levels is reported as such, also where the C parser
   would give up first, and openers left unclosed at a syntax error count;
 * integers beyond 2**64 - 1 and numbers beyond a double are refused with the
   policy's words, naming the file.
 
-Three things differ from parsing the whole text, all only for input that is
-refused anyway: a nesting bomb that lies after the value holding the first
-syntax or encoding error is not looked for (the first error is reported), a
-lone surrogate escape is found per value rather than before everything else,
-and a single JSON value (one episode, the manifest) longer than
-:data:`MAX_VALUE_CHARS` is refused with its own message. A header member
-nobody reads (an unknown key) is checked without building its value.
+Two more things differ from parsing the whole text, both only for input that
+is refused anyway: a nesting bomb that lies after the value holding the first
+syntax or encoding error is not looked for (the first error is reported), and
+a lone surrogate escape is found per value rather than before everything
+else. A header member nobody reads is checked without building its value.
 
 :class:`ArtifactWalker` also tracks whether the text is exactly the canonical
 JSON of what it holds, except for the episode elements themselves, whose
@@ -52,16 +61,50 @@ from typing import Any, BinaryIO
 
 from .canonical import canonical_json
 from .errors import CanonicalFormError, ResultError
-from .input_policy import MAX_JSON_DEPTH, MAX_JSON_INT, check_json_depth
+from .input_policy import (
+    MANIFEST,
+    MAX_JSON_DEPTH,
+    MAX_JSON_INT,
+    RECORD,
+    SMALL_JSON,
+    MiB,
+    check_json_depth,
+    leading_value_count,
+)
+from .results import RESULT_KEYS
 
 BLOCK_BYTES = 1 << 20
 """Bytes read from the file at a time."""
-MAX_VALUE_CHARS = 256 << 20
-"""Longest single JSON value (an episode with its record, or the manifest) this reader holds."""
-WHOLE_ARRAY_CHARS = 64 << 20
-"""An array that is checked but not kept is parsed whole if its text is at most this long."""
 TRUNCATION_MARGIN = 32
 """A parse error this close to the end of the text read so far may just mean the value goes on."""
+COUNT_WINDOW = 1 << 16
+"""Characters of a value first measured exactly (then four times as many, and so on)."""
+SKIM_CHARS = 1 << 18
+"""Text of episodes nobody reads that is parsed at once (see :attr:`ArtifactWalker.skim`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ValueCap:
+    """The most characters and values one JSON value of a kind may hold (the input policy's caps)."""
+
+    chars: int
+    values: int
+    what: str = "a single JSON value"
+
+
+MANIFEST_CAP = ValueCap(MANIFEST.max_bytes, MANIFEST.max_values or 1)
+"""The embedded manifest: as a manifest file."""
+EPISODE_CAP = ValueCap(RECORD.max_bytes + MiB, (RECORD.max_values or 1) + 100_000)
+"""One episode: a run record (as a record file) plus its metrics and manifest entry."""
+HEADER_CAP = ValueCap(SMALL_JSON.max_bytes, SMALL_JSON.max_values or 1)
+"""Every other top-level value (ids, versions, digests)."""
+KEY_CAP = ValueCap(64, 1, "a top-level key")
+"""A top-level key (the longest key of a result has 24 characters)."""
+
+
+def _cap_of(key: str) -> ValueCap:
+    """The cap on the value of top-level member ``key`` (for ``episodes``: on each element)."""
+    return MANIFEST_CAP if key == "manifest" else EPISODE_CAP if key == "episodes" else HEADER_CAP
 
 DISCARDED = object()
 """Stands in the header for a member whose value was checked but not kept."""
@@ -274,11 +317,13 @@ def _decoders(where: str, *, exact: bool = False) -> tuple[json.JSONDecoder, jso
         raise CanonicalFormError(f"{where}: JSON constant {name} is not allowed")
 
     def unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in out:
-                raise CanonicalFormError(f"{where}: duplicate key {key!r}")
-            out[key] = value
+        out = dict(pairs)
+        if len(out) != len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    raise CanonicalFormError(f"{where}: duplicate key {key!r}")
+                seen.add(key)
         return out
 
     def shared_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -305,6 +350,19 @@ def _decoders(where: str, *, exact: bool = False) -> tuple[json.JSONDecoder, jso
                              parse_int=parse_int))
 
 
+def _refuse(text: str) -> Any:
+    raise ValueError(f"not allowed: {text}")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"not finite: {text}")
+    return value
+
+
+_KEYLESS = json.JSONDecoder(parse_constant=_refuse, parse_float=_finite)
+"""For text whose objects have no keys; any failure sends it to the strict parser, which words it."""
 _PLAIN_STRING = re.compile(r'[^"\\\\\x00-\x1f]*')
 """Characters that stand for themselves inside a JSON string."""
 _SIMPLE_ESCAPES = frozenset('"\\\\/bfnrt')
@@ -329,15 +387,21 @@ class ArtifactWalker:
         fingerprints: with ``fingerprint=True``, the :class:`KnownText` of
             each header member (string, object or array) whose text is
             canonical, so a later walk can match it without parsing it.
+        skim: set by the caller when it needs no more episodes (the verdict
+            can only change by a JSON error): the rest of the list is then
+            parsed many elements at a time and not yielded, with the same
+            verdicts, and ``canonical`` no longer tracks the episodes.
 
     Raises:
         ResultError: from the iteration, for text that is not valid JSON, is
             not an object, nests too deep or holds an out-of-range number.
     """
 
-    def __init__(self, handle: BinaryIO, where: str, *, keep: frozenset[str] | None = None,
-                 known: Mapping[str, KnownText] | None = None, fingerprint: bool = False) -> None:
+    def __init__(self, handle: BinaryIO, where: str, *, keys: frozenset[str] = RESULT_KEYS,
+                 keep: frozenset[str] | None = None, known: Mapping[str, KnownText] | None = None,
+                 fingerprint: bool = False) -> None:
         self.where = where
+        self._keys = keys
         self.fingerprints: dict[str, KnownText] | None = {} if fingerprint else None
         self._keep = keep
         # Header members already parsed elsewhere (from the file's tail): a member whose text is
@@ -352,6 +416,10 @@ class ArtifactWalker:
         self.episodes_value: Any = None
         self.canonical = True
         self.digest = ""
+        # The text from some value's start to document position _counted_end holds at most _counted values.
+        self._counted, self._counted_end = 0, -1
+        self.skim = False
+        self._skim_after = 0
 
     def _check_member(self, key: str, value: Any, i: int, end: int) -> None:
         """Is the member's text its canonical JSON? Keep a fingerprint of it when asked.
@@ -399,28 +467,64 @@ class ArtifactWalker:
     def _peek(self, i: int) -> str:
         return self._t.buf[i] if self._t.ensure(i) else ""
 
-    def _grow(self, i: int) -> bool:
-        """Read about as much text again as is held from ``i`` on; False when none can come."""
+    def _too_long(self, i: int, cap: ValueCap) -> ResultError:
+        return ResultError(f"{self.where}: {cap.what} at char {self._t.start + i} is longer than "
+                           f"{cap.chars} characters")
+
+    def _grow(self, i: int, cap: ValueCap) -> bool:
+        """Read about as much text again as is held from ``i`` on (within ``cap``); False when none can come."""
         t = self._t
         have = len(t.buf) - i
-        if have > MAX_VALUE_CHARS:
-            raise ResultError(f"{self.where}: a single JSON value at char {t.start + i} is longer than "
-                              f"{MAX_VALUE_CHARS} characters")
+        if have > cap.chars:
+            raise self._too_long(i, cap)
         before = len(t.buf)
-        while len(t.buf) - i < 2 * have + 1 and t.more():
+        while len(t.buf) - i < min(2 * have + 1, cap.chars + TRUNCATION_MARGIN + 1) and t.more():
             pass
         return len(t.buf) > before
 
-    def _value(self, i: int, outer: int, *, header: bool = False) -> tuple[Any, int]:
-        """Parse the value at ``buf[i]`` (nested ``outer`` levels deep); return it and its end."""
+    def _count_values(self, i: int, cap: ValueCap) -> None:
+        """Refuse the array or object at ``buf[i]`` if it holds more than ``cap.values`` values, before it is parsed.
+
+        Text of ``n`` characters holds at most ``n + 1`` values, so a short
+        text is parsed at once. Otherwise the values in all the text held from
+        ``i`` are counted first (cheap, with no copy; the count then holds for
+        every later value until more text is read), and only if that is too
+        many is the value's own text measured exactly, so text read past its
+        end never counts against it.
+        """
+        t = self._t
+        rest = len(t.buf) - i
+        if rest < cap.values or t.buf[i] not in "[{":
+            return
+        end = t.start + len(t.buf)
+        if self._counted_end == end and self._counted <= cap.values:
+            return
+        buf = t.buf
+        bound = buf.count("[", i) + buf.count("{", i) + buf.count(",", i) + buf.count(":", i) + 1
+        if bound <= cap.values:
+            self._counted, self._counted_end = bound, end
+            return
+        window = COUNT_WINDOW
+        while True:
+            count, closed = leading_value_count(buf[i:i + window].encode())
+            if count > cap.values:
+                raise ResultError(f"{self.where}: a single JSON value at char {t.start + i} holds more than "
+                                  f"{cap.values} values")
+            if closed or window >= rest:
+                return
+            window *= 4
+
+    def _value(self, i: int, outer: int, *, cap: ValueCap, header: bool = False) -> tuple[Any, int]:
+        """Parse the value at ``buf[i]`` (nested ``outer`` levels deep, within ``cap``); return it and its end."""
         t = self._t
         decoder = self._header_decoder if header else self._decoder
         while True:
+            self._count_values(i, cap)
             try:
                 value, end = decoder.raw_decode(t.buf, i)
             except json.JSONDecodeError as exc:
                 cut = exc.pos >= len(t.buf) - TRUNCATION_MARGIN or exc.msg.startswith("Unterminated string")
-                if cut and not t.eof and self._grow(i):
+                if cut and not t.eof and self._grow(i, cap):
                     continue
                 # The whole-text parse measures nesting before it parses: openers left open count.
                 try:
@@ -432,7 +536,17 @@ class ArtifactWalker:
                 raise self._fail(str(exc)) from None
             except RecursionError:
                 raise self._too_deep() from None
-            if end >= len(t.buf) and not t.eof and self._grow(i):
+            except ValueError:
+                # An integer too long for Python to convert (over 4,300 digits): the exact parser measures a
+                # number's length before converting it, and refuses it in the policy's words, once the
+                # whole number is held (it may go on in the next block).
+                if t.buf[-1:].isdigit() and not t.eof and self._grow(i, cap):
+                    continue
+                self._exact_value(i, header)
+                raise  # pragma: no cover - the exact parse raises first
+            if end - i > cap.chars:
+                raise self._too_long(i, cap)
+            if end >= len(t.buf) and not t.eof and self._grow(i, cap):
                 continue  # a number or literal may go on in the next block
             if _LONG_DIGITS.search(t.buf, i, end):
                 value = self._exact_value(i, header)
@@ -452,7 +566,7 @@ class ArtifactWalker:
                 raise self._too_deep() from None
         return value, end
 
-    def _skip_string(self, i: int) -> int:
+    def _skip_string(self, i: int, cap: ValueCap) -> int:
         """Check the string whose quote is ``buf[i]`` without building its value; return the index after it.
 
         Its text is scanned in place (a string the caller does not keep, as
@@ -472,12 +586,11 @@ class ArtifactWalker:
                 if c == "\\" and t.buf[j + 1] in _SIMPLE_ESCAPES:
                     j += 2
                     continue
-                return self._string(i)[1]
-            if j - i > MAX_VALUE_CHARS:
-                raise ResultError(f"{self.where}: a single JSON value at char {t.start + i} is longer than "
-                                  f"{MAX_VALUE_CHARS} characters")
+                return self._string(i, cap)[1]
+            if j - i > cap.chars:
+                raise self._too_long(i, cap)
             if not t.more():
-                return self._string(i)[1]
+                return self._string(i, cap)[1]
 
     def _exact_value(self, i: int, header: bool) -> Any:
         """Parse the value at ``buf[i]`` again, checking every integer's range."""
@@ -488,20 +601,48 @@ class ArtifactWalker:
         except CanonicalFormError as exc:
             raise self._fail(str(exc)) from None
 
-    def _string(self, i: int) -> tuple[str, int]:
-        """Parse the string whose opening quote is ``buf[i]``."""
+    def _string(self, i: int, cap: ValueCap) -> tuple[str, int]:
+        """Parse the string whose opening quote is ``buf[i]`` (at most ``cap.chars`` long)."""
         t = self._t
         while True:
             try:
-                return json.decoder.scanstring(t.buf, i + 1, True)
+                value, end = json.decoder.scanstring(t.buf, i + 1, True)
             except json.JSONDecodeError as exc:
-                if not t.eof and self._grow(i):
+                cut = exc.pos >= len(t.buf) - TRUNCATION_MARGIN or exc.msg.startswith("Unterminated string")
+                if cut and not t.eof and self._grow(i, cap):
                     continue
                 raise self._syntax(exc.msg, exc.pos) from None
+            if end - i > cap.chars:
+                raise self._too_long(i, cap)
+            return value, end
+
+    def _key(self, i: int) -> tuple[str, int]:
+        """Parse the top-level key whose opening quote is ``buf[i]``, reading no further than :data:`KEY_CAP` allows.
+
+        The verdict depends only on the text within the cap (never on where
+        a block ends): a key that does not close within it is too long.
+        """
+        t = self._t
+        limit = i + KEY_CAP.chars
+        t.ensure(limit)
+        try:
+            key, end = json.decoder.scanstring(t.buf, i + 1, True)
+        except json.JSONDecodeError as exc:
+            if exc.pos >= limit or (exc.msg.startswith("Unterminated string") and len(t.buf) > limit):
+                raise self._too_long(i, KEY_CAP) from None
+            raise self._syntax(exc.msg, exc.pos) from None
+        if end > limit:
+            raise self._too_long(i, KEY_CAP)
+        return key, end
 
     # -- the document
     def episodes(self) -> Iterator[tuple[int, Any, str]]:
-        """Yield ``(position, element, element text)`` for each ``episodes`` element, parsing everything."""
+        """Yield ``(position, element, element text)`` for each ``episodes`` element, parsing everything.
+
+        What cannot be a result is refused where it is met, before the rest
+        of the file is read: a first character other than ``{``, and a
+        top-level key that is unknown or repeated.
+        """
         t = self._t
         if t.bom:
             raise ResultError(f"{self.where}: not valid JSON: the text starts with a byte-order mark")
@@ -510,11 +651,11 @@ class ArtifactWalker:
             self.canonical = False
         first = self._peek(i)
         if first != "{":
-            yield from self._not_object(i)
-            return
+            if not first:
+                raise self._syntax("Expecting value", i)
+            raise ResultError(f"{self.where}: a result artifact must be a JSON object")
         i += 1
         seen: set[str] = set()
-        duplicate: str | None = None
         last_key: str | None = None
         j = self._skip(i)
         self.canonical &= j == i
@@ -525,12 +666,15 @@ class ArtifactWalker:
             while True:
                 if self._peek(i) != '"':
                     raise self._syntax("Expecting property name enclosed in double quotes", i)
-                key, end = self._string(i)
+                key, end = self._key(i)
+                if key not in self._keys:
+                    raise ResultError(f"{self.where}: unknown top-level key {_clip(key)!r} at char {t.start + i} "
+                                      "(not a key of a result artifact)")
+                if key in seen:
+                    raise ResultError(f"{self.where}: duplicate key {key!r}")
                 if canonical_json(key) != t.buf[i:end] or (last_key is not None and key <= last_key):
                     self.canonical = False
                 last_key = key
-                if key in seen and duplicate is None:
-                    duplicate = key
                 i = self._skip(end)
                 self.canonical &= i == end
                 if self._peek(i) != ":":
@@ -538,24 +682,24 @@ class ArtifactWalker:
                 j = self._skip(i + 1)
                 self.canonical &= j == i + 1
                 i = j
-                wanted = key not in seen and (self._keep is None or key in self._keep or key == "episodes")
-                if key == "episodes" and wanted and self._peek(i) == "[":
+                cap = _cap_of(key)
+                wanted = self._keep is None or key in self._keep or key == "episodes"
+                if key == "episodes" and self._peek(i) == "[":
                     self.episodes_kind = "array"
-                    i = yield from self._array(i, yield_elements=True)
+                    i = yield from self._array(i, yield_elements=True, cap=cap)
                 elif not wanted and self._peek(i) in ('[', '"'):
-                    # Not needed (a duplicate or a key the caller does not read): checked, not held.
+                    # Not needed (a key the caller does not read): checked, not held.
                     self.canonical = False
-                    if key not in seen:
-                        self.header[key] = DISCARDED
+                    self.header[key] = DISCARDED
                     if self._peek(i) == '"':
-                        i = self._skip_string(i)
+                        i = self._skip_string(i, cap)
                     else:
-                        i = yield from self._array(i, yield_elements=False)
+                        i = yield from self._array(i, yield_elements=False, cap=cap)
                 else:
-                    value, end = self._member_value(key, i)
-                    if key == "episodes" and key not in seen:
+                    value, end = self._member_value(key, i, cap)
+                    if key == "episodes":
                         self.episodes_kind, self.episodes_value = "other", value
-                    elif key not in seen:
+                    else:
                         self.header[key] = value
                         if self.canonical and value is not KNOWN:
                             self._check_member(key, value, i, end)
@@ -576,11 +720,9 @@ class ArtifactWalker:
                 j = self._skip(i + 1)
                 self.canonical &= j == i + 1
                 i = j
-        if duplicate is not None:
-            raise self._fail(f"{self.where}: duplicate key {duplicate!r}")
         self._end(i)
 
-    def _member_value(self, key: str, i: int) -> tuple[Any, int]:
+    def _member_value(self, key: str, i: int, cap: ValueCap) -> tuple[Any, int]:
         t = self._t
         if not t.ensure(i):
             raise self._syntax("Expecting value", i)
@@ -588,15 +730,11 @@ class ArtifactWalker:
         if (known is not None and t.ensure(i + known.length - 1) and t.buf.isascii()
                 and _sha256_text(t.buf, i, i + known.length) == known.sha256):
             return KNOWN, i + known.length
-        return self._value(i, outer=1, header=True)
+        return self._value(i, outer=1, header=True, cap=cap)
 
-    def _array(self, i: int, *, yield_elements: bool, outer: int = 1) -> Iterator[tuple[int, Any, str]]:
-        """Walk the array whose ``[`` is ``buf[i]``, element by element; return the index after ``]``."""
+    def _array(self, i: int, *, yield_elements: bool, cap: ValueCap, outer: int = 1) -> Iterator[tuple[int, Any, str]]:
+        """Walk the array whose ``[`` is ``buf[i]``, each element within ``cap``; return the index after ``]``."""
         t = self._t
-        if not yield_elements:
-            end = self._whole_array(i, outer)
-            if end >= 0:
-                return end
         i += 1
         j = self._skip(i)
         self.canonical &= j == i
@@ -610,8 +748,13 @@ class ArtifactWalker:
                 i = 0
             if not t.ensure(i):
                 raise self._syntax("Expecting value", i)
-            value, end = self._value(i, outer=outer + 1)
-            if yield_elements:
+            if self.skim and yield_elements:
+                j = self._skim(i, outer + 1)
+                if j > i:
+                    i = j
+                    continue
+            value, end = self._value(i, outer=outer + 1, cap=cap)
+            if yield_elements and not self.skim:
                 yield position, value, t.buf[i:end]
             position += 1
             i = self._skip(end)
@@ -625,43 +768,38 @@ class ArtifactWalker:
             self.canonical &= j == i + 1
             i = j
 
-    def _whole_array(self, i: int, outer: int) -> int:
-        """The end of the array at ``buf[i]`` if the parser takes it whole within :data:`WHOLE_ARRAY_CHARS`, else -1.
+    def _skim(self, i: int, outer: int) -> int:
+        """Check the whole episodes that lie in the next :data:`SKIM_CHARS` at once; return where the next begins.
 
-        An array nobody keeps (millions of small values) is checked by the
-        parser in one call instead of an element at a time; when that fails
-        for any reason, the element walk finds and words the problem.
+        The text up to the last comma of the window is parsed as one array: it
+        parses exactly when the comma ends an element (a cut inside an
+        element leaves a bracket or a string open). Anything that would need
+        the element-by-element parse to word it (a syntax, range, nesting or
+        surrogate problem, a long digit run, a cut inside an element) makes
+        this return ``i``; the elements up to that cut are then parsed one by
+        one before the next try. Only :data:`SKIM_CHARS` of text is parsed at
+        once, which bounds what it can cost.
         """
         t = self._t
-        while True:
-            try:
-                value, end = self._decoder.raw_decode(t.buf, i)
-            except json.JSONDecodeError as exc:
-                cut = exc.pos >= len(t.buf) - TRUNCATION_MARGIN or exc.msg.startswith("Unterminated string")
-                if cut and not t.eof and len(t.buf) - i < WHOLE_ARRAY_CHARS and self._grow(i):
-                    continue
-                return -1
-            except (CanonicalFormError, RecursionError):
-                return -1
-            break
-        limit = MAX_JSON_DEPTH - outer
-        if _LONG_DIGITS.search(t.buf, i, end) or _depth(value, limit) > limit:
-            return -1
-        return end
+        if t.start + i < self._skim_after:
+            return i
+        cut = t.buf.rfind(",", i, min(len(t.buf), i + SKIM_CHARS))
+        if cut <= i:
+            return i
+        piece = t.buf[i:cut]
+        try:
+            if _LONG_DIGITS.search(piece):
+                raise ValueError("a long digit run: parse element by element")
+            check_json_depth(piece, where=self.where, max_depth=MAX_JSON_DEPTH - outer)
+            # Without a colon no object has a key, so none can repeat one: the parser builds them in C.
+            (self._decoder if ":" in piece else _KEYLESS).decode("[" + piece + "]")
+        except (ValueError, RecursionError):  # CanonicalFormError and JSONDecodeError are ValueErrors
+            self._skim_after = t.start + cut
+            return i
+        return self._skip(cut + 1)
 
-    def _not_object(self, i: int) -> Iterator[tuple[int, Any, str]]:
-        """Parse a top-level value that is not an object, then refuse it (valid JSON) or its syntax."""
-        self.canonical = False
-        if self._peek(i) == "[":
-            i = yield from self._array(i, yield_elements=False, outer=0)
-        else:
-            if not self._t.ensure(i):
-                raise self._syntax("Expecting value", i)
-            _, i = self._value(i, outer=0)
-        self._end(i, not_object=True)
-
-    def _end(self, i: int, *, not_object: bool = False) -> None:
-        """After the top-level value: only whitespace may follow; canonical text ends with one newline."""
+    def _end(self, i: int) -> None:
+        """After the top-level object: only whitespace may follow; canonical text ends with one newline."""
         t = self._t
         t.drop(i)
         rest = self._skip(0)
@@ -671,8 +809,7 @@ class ArtifactWalker:
             raise ResultError(t.decode_error)
         self.canonical &= t.buf == "\n"
         self.digest = self._hasher.hexdigest()
-        if not_object:
-            raise ResultError(f"{self.where}: a result artifact must be a JSON object")
 
 
-__all__ = ["BLOCK_BYTES", "DISCARDED", "KNOWN", "MAX_VALUE_CHARS", "ArtifactWalker", "KnownText", "prefixed"]
+__all__ = ["BLOCK_BYTES", "DISCARDED", "EPISODE_CAP", "HEADER_CAP", "KNOWN", "MANIFEST_CAP", "ArtifactWalker",
+           "KnownText", "ValueCap", "prefixed"]

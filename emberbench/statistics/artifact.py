@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..canonical import canonical_bytes, digest
+from ..errors import MALFORMED, CanonicalFormError, StatisticsInputError
 from ..metric_defs import METRICS
 from ..versions import STATISTICS_VERSION
 from .bootstrap import LEVEL, MIN_N
@@ -177,15 +178,28 @@ def _group_chunks(group: Any) -> Iterator[bytes]:
 
 
 def write_artifact(artifact: ArtifactForm, path: str | Path) -> str:
-    """Write ``artifact`` (canonical JSON and a newline) atomically, a piece at a time; return its digest."""
+    """Write ``artifact`` (canonical JSON and a newline) atomically, a piece at a time; return its digest.
+
+    Raises:
+        StatisticsInputError: ``artifact`` is not a statistics artifact, or
+            one of its fields cannot be serialized (it was replaced after
+            construction); nothing is written.
+    """
     from ..atomic import atomic_write_bytes
 
+    if not isinstance(artifact, ArtifactForm):
+        raise StatisticsInputError(f"expected AggregateStatistics or PairedStatistics, got {type(artifact).__name__}")
     sha = hashlib.sha256()
 
     def pieces() -> Iterator[bytes]:
-        for chunk in artifact.json_chunks():
-            sha.update(chunk)
-            yield chunk
+        try:
+            for chunk in artifact.json_chunks():
+                sha.update(chunk)
+                yield chunk
+        except CanonicalFormError as exc:
+            raise StatisticsInputError(f"statistics: {exc}") from None
+        except MALFORMED as exc:
+            raise StatisticsInputError(f"the statistics cannot be serialized ({type(exc).__name__}: {exc})") from None
         yield b"\n"
 
     atomic_write_bytes(path, pieces())

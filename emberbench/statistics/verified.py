@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..canonical import canonical_bytes, sha256_hex
-from ..errors import EvaluationError, PairingError, StatisticsInputError
+from ..canonical import sha256_hex
+from ..errors import EvaluationError, PairingError, ResultError, StatisticsInputError
 from ..metrics import metric_fractions
 from ..suite import Suite
 from .aggregate import AggregateStatistics, Mapper, aggregate_from_values
@@ -27,21 +27,26 @@ DEFAULT_RESAMPLES = 2000
 def verify_result(result: Any, suite: Suite, *, authenticator: Any = None, label: str = "result") -> Any:
     """Re-verify an in-memory result completely; return the freshly rebuilt result.
 
+    The result is first turned into the bytes a file of it would hold
+    (:func:`emberbench.result_object.artifact_of`: any part of the wrong type,
+    or that cannot be serialized, is refused there), and those bytes are then
+    verified exactly as a file's.
+
     Raises:
         StatisticsInputError: naming the check that failed.
     """
     from ..manifest import check_manifest, manifest_from_dict
-    from ..results import EvaluationResult, authenticate_all, result_from_dict
+    from ..result_object import artifact_of
+    from ..results import authenticate_all, result_from_dict
 
-    if not isinstance(result, EvaluationResult):
-        raise StatisticsInputError(f"{label}: expected an EvaluationResult, got {type(result).__name__}")
+    if not isinstance(suite, Suite):
+        raise StatisticsInputError(f"expected a Suite, got {type(suite).__name__}")
     try:
-        data = result.to_dict()
+        data, raw = artifact_of(result, label)
         rebuilt_manifest = manifest_from_dict(data["manifest"], where=f"{label} manifest")
         if rebuilt_manifest != result.manifest or rebuilt_manifest.hash != result.manifest.hash:
             raise StatisticsInputError(f"{label}: the manifest rebuilt from its dictionary differs")
         check_manifest(rebuilt_manifest, suite)
-        raw = canonical_bytes(data) + b"\n"
         rebuilt = result_from_dict(data, suite, raw=raw, where=label,
                                    authenticator=authenticator or authenticate_all)
     except StatisticsInputError:
@@ -50,6 +55,9 @@ def verify_result(result: Any, suite: Suite, *, authenticator: Any = None, label
         raise StatisticsInputError(f"{label}: re-verification failed: {exc}") from None
     if rebuilt.digest != sha256_hex(raw):  # pragma: no cover - result_from_dict defines it so
         raise StatisticsInputError(f"{label}: digest mismatch")
+    if result.digest != rebuilt.digest:
+        raise StatisticsInputError(f"{label}: its digest is not the SHA-256 of the result's artifact bytes "
+                                   f"({rebuilt.digest})")
     return rebuilt
 
 
@@ -104,8 +112,8 @@ def paired_statistics(result_a: Any, result_b: Any, suite: Suite, resamples: int
         pair_results(result_a, result_b)  # different manifests: refused before any replay
     except PairingError:
         raise
-    except AttributeError:
-        raise StatisticsInputError("paired statistics need two EvaluationResult objects") from None
+    except ResultError as exc:  # a malformed result in memory
+        raise StatisticsInputError(str(exc)) from None
     a = verify_result(result_a, suite, authenticator=authenticator, label="result A")
     b = verify_result(result_b, suite, authenticator=authenticator, label="result B")
     return paired_from_values(context_of(a.manifest, suite), a.model_id, b.model_id, a.digest, b.digest,

@@ -4,6 +4,13 @@ It reads the whole file, parses it at once with ``parse_json_strict``,
 checks the header, every episode's structure, the canonical form of the whole
 text, then replays every record and compares the stored metrics. Tests run
 the same bytes through both and require the same verdict and message.
+
+One rule comes before all of that (issue 22): what cannot be a result is
+refused where it is met, before anything after it can outrank it. A first
+character other than ``{``, and a top-level key that is unknown, repeated or
+longer than any key, are found by walking the top-level members of the valid
+text; when a value before such a key is itself refused, the whole-file
+verdict stands.
 """
 
 from __future__ import annotations
@@ -11,9 +18,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import codecs
+import json
+import re
+
 from emberbench.canonical import CanonicalFormError, canonical_bytes, is_sha256_hex, parse_json_strict, sha256_hex
 from emberbench.episode import authenticate
 from emberbench.errors import ManifestError, RecordAuthenticationError, ResultError
+from emberbench.input_policy import JsonText, check_json_depth
 from emberbench.manifest import check_manifest, manifest_from_dict
 from emberbench.record import record_from_dict
 from emberbench.results import EPISODE_KEYS, HEADER_FIELDS, RESULT_KEYS, validate_model_id
@@ -45,8 +57,71 @@ def _header(data: dict[str, Any], where: str) -> Any:
     return manifest
 
 
+_SPACE = re.compile(r"[ \t\n\r]*")
+KEY_CHARS = 64
+
+
+def _valid_prefix(raw: bytes) -> str:
+    """The text of ``raw`` up to its first byte that is not valid UTF-8."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return raw[:exc.start].decode("utf-8")
+
+
+def _refused_where_met(raw: bytes, where: str) -> str | None:
+    """The message of a refusal made where it is met (not an object, a bad top-level key), or None."""
+    if raw.startswith(codecs.BOM_UTF8):
+        return None
+    text = _valid_prefix(raw)
+    pos = _SPACE.match(text).end()
+    if pos >= len(text):
+        return None
+    if text[pos] != "{":
+        return f"{where}: a result artifact must be a JSON object"
+    decode = JsonText(text, where, exact=True).decoder().raw_decode
+    seen: set[str] = set()
+    pos = _SPACE.match(text, pos + 1).end()
+    if text[pos:pos + 1] == "}":
+        return None
+    while True:
+        if text[pos:pos + 1] != '"':
+            return None
+        limit = pos + KEY_CHARS
+        try:
+            key, end = json.decoder.scanstring(text, pos + 1, True)
+        except json.JSONDecodeError as exc:
+            if exc.pos >= limit or (exc.msg.startswith("Unterminated string") and len(text) > limit):
+                return f"{where}: a top-level key at char {pos} is longer than {KEY_CHARS} characters"
+            return None
+        if end > limit:
+            return f"{where}: a top-level key at char {pos} is longer than {KEY_CHARS} characters"
+        if key not in RESULT_KEYS:
+            shown = key if len(key) <= 24 else f"{key[:12]}...{key[-6:]} ({len(key)} characters)"
+            return f"{where}: unknown top-level key {shown!r} at char {pos} (not a key of a result artifact)"
+        if key in seen:
+            return f"{where}: duplicate key {key!r}"
+        seen.add(key)
+        pos = _SPACE.match(text, end).end()
+        if text[pos:pos + 1] != ":":
+            return None
+        pos = _SPACE.match(text, pos + 1).end()
+        try:
+            _, end = decode(text, pos)
+            check_json_depth(text[pos:end], where=where, max_depth=63)
+        except (ValueError, RecursionError):
+            return None
+        pos = _SPACE.match(text, end).end()
+        if text[pos:pos + 1] != ",":
+            return None
+        pos = _SPACE.match(text, pos + 1).end()
+
+
 def reference_load(raw: bytes, suite: Any, where: str) -> str:
     """The old loader's verdict on ``raw``: the digest if it passes (ResultError otherwise)."""
+    refused = _refused_where_met(raw, where)
+    if refused is not None:
+        raise ResultError(refused)
     try:
         data = parse_json_strict(raw, where=where)
     except CanonicalFormError as exc:

@@ -88,6 +88,7 @@ CONTENT: dict[str, bytes] = {
     "value-bomb": b'{"a": [' + b"0," * 2_500_000 + b"0]}",
     "empty": b"",
     "not-an-object": b"[1, 2, 3]",
+    "long-integer": b'{"a": ' + b"9" * 5000 + b"}",  # issue 22, defect 4: too long for Python to convert
 }
 
 HOSTILE_INPUTS: dict[str, Callable[[Path], None]] = {**SPECIAL, **{k: _text(v) for k, v in CONTENT.items()}}
@@ -405,6 +406,38 @@ def test_bad_arguments_are_one_line_naming_the_option(name: str, args: tuple[str
     after = _snapshot(tmp_path, good)
     changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
     _check(result, code, (names,), changed=changed, allowed=set())
+
+
+# -- a valid input with one number made too long to convert (issue 22, defect 4) -----------------
+
+LONG_NUMBER = b"9" * 5000
+# name -> (the valid file in the slot, the bytes replaced, their replacement)
+LONG_NUMBERS = {
+    "episode index": ("a.json", b'"index":0', b'"index":' + LONG_NUMBER),
+    "embedded manifest index": ("a.json", b'"manifest":{"episodes":[{"index":0',
+                                b'"manifest":{"episodes":[{"index":-' + LONG_NUMBER),
+    "manifest seed": ("m.json", b'"seed":0', b'"seed":' + LONG_NUMBER),
+}
+LONG_NUMBER_READERS = {
+    "a.json": ("verify", "pair A", "pair B", "stats", "compare", "grouped-rates --from-results", "view", "report",
+               "plot"),
+    "m.json": ("manifest show", "run --manifest"),
+}
+LONG_NUMBER_CASES = [(name, template) for name, (source, _, _) in LONG_NUMBERS.items()
+                     for template in INPUT_TEMPLATES if template.name in LONG_NUMBER_READERS[source]]
+
+
+@pytest.mark.parametrize(("number", "template"), LONG_NUMBER_CASES, ids=[f"{t.name}-{n}" for n, t in LONG_NUMBER_CASES])
+def test_a_number_too_long_to_convert_is_one_line_naming_the_file(number: str, template: Template, tmp_path: Path,
+                                                                 good: Path) -> None:
+    """Issue 22 (defect 4): an integer of 5,000 digits in a valid result or manifest (beyond the 4,300 digits
+    Python converts) is refused as out of range in one line naming the file, by every command that reads it;
+    it was a ValueError traceback from the result reader."""
+    source, old, new = LONG_NUMBERS[number]
+    data = (good / source).read_bytes()
+    assert old in data
+    printed = _run_case(template, _text(data.replace(old, new, 1)), tmp_path, good)
+    assert "is out of range (at most 2**64 - 1 in magnitude)" in printed, printed
 
 
 # -- single-value mutations of statistics artifacts (issue 22, defects 6 and 15) ----------------

@@ -19,6 +19,7 @@ from emberbench.input_policy import (
     InputKind,
     check_json_depth,
     check_json_shape,
+    leading_value_count,
     load_json,
     parse_json,
     read_input,
@@ -200,3 +201,31 @@ def test_strict_parse_agrees_with_the_standard_parser_on_valid_documents(value: 
     text = json.dumps(value, ensure_ascii=ascii_only)
     assert parse_json(text, where="t") == json.loads(text)
     assert parse_json(text.encode("utf-8"), where="t") == json.loads(text)
+
+
+@given(st.lists(JSON_VALUES, min_size=1, max_size=3), st.integers(0, 10_000), st.sampled_from([1, 3, 4096]))
+def test_leading_value_count_counts_the_first_value_only(values: list, cut: int, chunk: int) -> None:
+    """Issue 22 (defect 3): the values of the array or object a text starts with are counted as
+    check_json_shape counts a document's, whatever follows it; on a text cut anywhere inside it, the count
+    is at most the whole value's and it is not closed. (Any chunk size gives the same answer.)"""
+    import emberbench.input_policy as input_policy
+
+    first = json.dumps([values[0]]) if not isinstance(values[0], list | dict) else json.dumps(values[0])
+    rest = "," + ",".join(json.dumps(v) for v in values[1:]) + "]"
+    # The exact count, strings removed (the standard parser's own scan finds each string's end).
+    outside, k = [], 0
+    while k < len(first):
+        if first[k] == '"':
+            k = json.decoder.scanstring(first, k + 1, True)[1]
+            continue
+        outside.append(first[k])
+        k += 1
+    skeleton = "".join(outside)
+    expected = 1 + sum(map(skeleton.count, "[{,:"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(input_policy, "_CHUNK", chunk)
+        assert leading_value_count((first + rest).encode()) == (expected, True)
+        part = first[:cut % len(first)]
+        if part:
+            count, closed = leading_value_count(part.encode())
+            assert not closed and count <= expected

@@ -75,6 +75,14 @@ def _bomb(depth: int) -> bytes:
     return b"[" * depth + b"]" * depth
 
 
+def _last_value(raw: bytes, value: bytes) -> bytes:
+    """The artifact with the value of its last header member (suite_version) replaced."""
+    return raw[:raw.rindex(b'"1.0.0"}')] + value + b"}\n"
+
+
+NINES = b"9" * 5000
+
+
 CORRUPTIONS = {
     # The JSON text: positions are the whole document's.
     "empty": _text(lambda r: b""),
@@ -90,18 +98,37 @@ CORRUPTIONS = {
     "bad utf-8 late": _text(lambda r: r[:-100] + b"\xff" + r[-99:]),
     "bad utf-8 after a syntax error": _text(lambda r: r[:2000] + b"!!" + r[2002:-100] + b"\xff" + r[-99:]),
     "nesting bomb in an episode": _text(lambda r: r.replace(b'{"index":1,', b'{"deep":' + _bomb(80) + b',"index":1,', 1)),
-    "nesting bomb in the header": _text(lambda r: r[:-2] + b',"z":' + _bomb(100) + b"}\n"),
-    "nesting 63 in the header": _text(lambda r: r[:-2] + b',"z":' + _bomb(63) + b"}\n"),
-    "nesting 64 in the header": _text(lambda r: r[:-2] + b',"z":' + _bomb(64) + b"}\n"),
+    "nesting bomb in the header": _text(lambda r: _last_value(r, _bomb(100))),
+    "nesting 63 in the header": _text(lambda r: _last_value(r, _bomb(63))),
+    "nesting 64 in the header": _text(lambda r: _last_value(r, _bomb(64))),
     "nesting 62 in an episode": _text(lambda r: r.replace(b'{"index":1,', b'{"deep":' + _bomb(61) + b',"index":1,', 1)),
     "nesting 63 in an episode": _text(lambda r: r.replace(b'{"index":1,', b'{"deep":' + _bomb(62) + b',"index":1,', 1)),
     "unclosed nesting": _text(lambda r: r[:2000] + b"[" * 100),
     "NaN": _text(lambda r: r.replace(b'"seed":0', b'"seed":NaN', 1)),
-    "Infinity in the header": _text(lambda r: r[:-2] + b',"z":Infinity}\n'),
+    "Infinity in the header": _text(lambda r: _last_value(r, b"Infinity")),
     "duplicate top-level key": _text(lambda r: r[:-2] + b',"model_id":"x"}\n'),
     "duplicate top-level key and a syntax error": _text(lambda r: r[:3000] + b"!!" + r[3002:-2] + b',"model_id":"x"}\n'),
     "duplicate episode key": _text(lambda r: r.replace(b'{"index":1,', b'{"index":1,"index":1,', 1)),
     "duplicate record key": _text(lambda r: r.replace(b'"steps":', b'"steps":1,"steps":', 1)),
+    # Issue 22, defect 4: numbers too long for Python to convert.
+    "episode index of 5000 digits": _text(lambda r: r.replace(b'"index":0', b'"index":' + NINES, 1)),
+    "negative seed of 5000 digits": _text(lambda r: r.replace(b'"seed":0', b'"seed":-' + NINES, 1)),
+    "manifest index of 5000 digits": _text(lambda r: r.replace(b'"manifest":{"episodes":[{"index":0',
+                                                               b'"manifest":{"episodes":[{"index":' + NINES, 1)),
+    "header value of 5000 digits": _text(lambda r: _last_value(r, NINES)),
+    "float of 5000 digits": _text(lambda r: r.replace(b'"evacuated_rate":1.0', b'"evacuated_rate":' + NINES + b".0", 1)),
+    # Issue 22, defect 3: what cannot be a result is refused where it is met; nothing after it outranks it.
+    "unknown key first, then a syntax error": _text(lambda r: b'{"aaa":1,' + r[1:3000] + b"!!" + r[3002:]),
+    "unknown key first, then bad utf-8": _text(lambda r: b'{"aaa":1,' + r[1:-100] + b"\xff" + r[-99:]),
+    "unknown key holding a nesting bomb": _text(lambda r: r[:-2] + b',"z":' + _bomb(100) + b"}\n"),
+    "duplicate key, then bad utf-8": _text(lambda r: r[:-2] + b',"model_id":"\xff"}\n'),
+    "syntax error, then an unknown key": _text(lambda r: r[:3000] + b"!!" + r[3002:-2] + b',"z":1}\n'),
+    "bad utf-8, then an unknown key": _text(lambda r: r[:2500] + b"\xff" + r[2501:-2] + b',"z":1}\n'),
+    "top-level list, then bad utf-8": _text(lambda r: b"[\xff"),
+    "key of 100 characters": _text(lambda r: r[:-2] + b',"' + b"k" * 100 + b'":1}\n'),
+    "unclosed key of 100 characters": _text(lambda r: r[:-2] + b',"' + b"k" * 100),
+    "unclosed short key": _text(lambda r: r[:-2] + b',"kk'),
+    "key of 100 characters, then bad utf-8": _text(lambda r: r[:-2] + b',"' + b"k" * 100 + b"\xff"),
     # The header.
     "extra top-level key": _obj(lambda d: d.update(note=1)),
     "extra top-level key sorted first": _obj(lambda d: d.update(aaa=1)),
@@ -358,3 +385,108 @@ def test_artifact_stream_yields_verified_episodes_and_raises_at_the_first_failur
     with pytest.raises(ResultError) as info:
         list(ArtifactStream(bad, suite))
     assert str(info.value) == expected
+
+
+# -- issue 22, defect 3: bounded reading of files that are not results ---------------------------
+
+
+class _CountingReads(io.BytesIO):
+    """A seekable in-memory file that counts the bytes read from it."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.bytes_read = 0
+
+    def read(self, size: int | None = -1) -> bytes:
+        out = super().read(size)
+        self.bytes_read += len(out)
+        return out
+
+
+BOMB = b"{}," * 3_000_000 + b"{}"
+
+
+@pytest.mark.parametrize(("text", "message", "tail"), [
+    (b'{"x":[' + BOMB + b"]}", "unknown top-level key 'x' at char 1", 0),
+    (b'{"model_id":"m","model_id":[' + BOMB + b"]}", "duplicate key 'model_id'", 0),
+    (b'{"' + BOMB + b'":1}', "a top-level key at char 1 is longer than 64 characters", 0),
+    (b"[" + BOMB + b"]", "a result artifact must be a JSON object", 0),
+    # It starts as a canonical artifact does: its end is first searched for a header (bytes only, not parsed).
+    (b'{"episodes":[],"x":[' + BOMB + b"]}", "unknown top-level key 'x' at char 15", 1),
+], ids=["unknown key", "repeated key", "long key", "not an object", "unknown key after episodes"])
+def test_a_file_that_is_no_result_is_refused_after_one_block(suite, text: bytes, message: str, tail: int) -> None:
+    """Issue 22 (defect 3): a 9 MB file whose first character or a top-level key cannot belong to a result is
+    refused there, having parsed at most one block; it was read whole (twice) and parsed into millions of objects."""
+    handle = _CountingReads(text)
+    with pytest.raises(ResultError) as info:
+        verify_artifact(handle, suite, where="vb.json")
+    assert str(info.value).startswith(f"vb.json: {message}"), info.value
+    assert handle.bytes_read <= tail * len(text) + result_text.BLOCK_BYTES + 64, handle.bytes_read
+
+
+def test_a_value_bomb_under_a_known_key_costs_a_bounded_amount_of_memory(suite, tmp_path) -> None:
+    """Issue 22 (defect 3): three million objects as the value of a header key are refused once their count passes
+    the cap, before they are built: the peak stays far below what they cost (about 200 MB)."""
+    import tracemalloc
+
+    path = tmp_path / "bomb.json"
+    path.write_bytes(b'{"episodes":[],"evaluation_manifest_hash":[' + b"{}," * 3_000_000 + b"{}]}")
+    tracemalloc.start()
+    try:
+        with pytest.raises(ResultError) as info:
+            verify_artifact(path, suite)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert f"holds more than {result_text.HEADER_CAP.values} values" in str(info.value)
+    assert peak < 32 << 20, f"peak {peak >> 20} MiB"
+
+
+def test_the_value_cap_counts_only_the_value_not_the_text_read_after_it(artifact, suite, tmp_path,
+                                                                        monkeypatch) -> None:  # noqa: ANN001
+    """Every episode is counted against a cap equal to the largest episode's count: the artifact verifies,
+    although the text read past each episode holds many more values; one value less and the largest episode is
+    refused, naming its position."""
+    from emberbench.input_policy import leading_value_count
+
+    raw, data = artifact
+    path = tmp_path / "a.json"
+    path.write_bytes(raw)
+    texts = [canonical_bytes(e) for e in data["episodes"]]
+    counts = [leading_value_count(t)[0] for t in texts]
+    largest = max(counts)
+    monkeypatch.setattr(result_text, "BLOCK_BYTES", 1 << 16)
+    monkeypatch.setattr(result_text, "EPISODE_CAP", result_text.ValueCap(1 << 26, largest))
+    assert verify_artifact(path, suite).digest == sha256_hex(raw)
+    monkeypatch.setattr(result_text, "EPISODE_CAP", result_text.ValueCap(1 << 26, largest - 1))
+    with pytest.raises(ResultError, match=f"a single JSON value at char {raw.index(texts[counts.index(largest)])} "
+                                          f"holds more than {largest - 1} values"):
+        verify_artifact(path, suite)
+
+
+def test_episodes_nobody_reads_are_parsed_many_at_a_time(suite, tmp_path, monkeypatch) -> None:
+    """Once the verdict is known to be a structural one, the rest of the episode list is checked in bulk, with
+    the same verdict as element by element (a JSON error late in the list still outranks it)."""
+    body = b'{"episodes":[' + b"{}," * 200_000
+    late_error = body + b'{"a":1,"a":2}]}'
+    fine = body + b"{}]}"
+    for text, expected in ((late_error, "duplicate key 'a'"), (fine, "top-level keys differ")):
+        path = tmp_path / "e.json"
+        path.write_bytes(text)
+        with pytest.raises(ResultError, match=expected):
+            verify_artifact(path, suite)
+
+
+def test_a_number_too_long_to_convert_is_measured_whole_across_blocks(suite, tmp_path, monkeypatch) -> None:
+    """A 5,000-digit integer cut by the end of a block (more than 4,300 digits of it read) is reported with its
+    whole length, as the whole-file parse reports it, not with the length of the part read."""
+    path = tmp_path / "n.json"
+    text = b'{"episodes":[[' + NINES + b"]]}"
+    path.write_bytes(text)
+    monkeypatch.setattr(result_text, "BLOCK_BYTES", 4500)
+    with pytest.raises(ResultError) as old:
+        reference_load(text, suite, str(path))
+    with pytest.raises(ResultError) as new:
+        verify_artifact(path, suite)
+    assert str(new.value) == str(old.value)
+    assert "(5000 characters) is out of range" in str(new.value)

@@ -72,7 +72,7 @@ def _change_action(d: dict) -> None:
 
 
 CORRUPTIONS = [
-    ("extra top-level key", lambda d: d.update(note=1), "top-level keys differ: unknown ['note']"),
+    ("extra top-level key", lambda d: d.update(note=1), "unknown top-level key 'note'"),
     ("missing top-level key", lambda d: d.pop("suite_id"), "missing ['suite_id']"),
     ("future result version", lambda d: d.update(result_version="2.0"), "unsupported result_version '2.0'"),
     ("bad model id", lambda d: d.update(model_id=" x"), "leading or trailing whitespace"),
