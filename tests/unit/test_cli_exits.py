@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,88 @@ class SendsSigterm:
 
     def close(self) -> None:
         SendsSigterm.closed = True
+
+
+class _SignalsInAFinalizer:
+    """Garbage whose finalizer sends ``signum`` to this process (the first time) and runs on, so the handler
+    fires inside it."""
+
+    sent = False
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+
+    def __del__(self) -> None:
+        if not _SignalsInAFinalizer.sent:
+            _SignalsInAFinalizer.sent = True
+            os.kill(os.getpid(), self.signum)
+        total = 0
+        for step in range(1000):  # the handler runs here, inside the finalizer, where its exception is lost
+            total += step
+
+
+class SignalLostInAFinalizer:
+    """A policy under which SIGTERM arrives while garbage is being collected (as it may during any import).
+
+    Each step takes 50 ms (the episode has 23), so a signal that is not lost stops it long before its end.
+    """
+
+    closed = False
+    calls = 0
+
+    def __call__(self, observation) -> dict[str, str]:  # noqa: ANN001
+        SignalLostInAFinalizer.calls += 1
+        _SignalsInAFinalizer(signal.SIGTERM)  # collected at once: its __del__ runs here
+        time.sleep(0.05)
+        return {p.id: "stay" for p in observation.people}
+
+    def close(self) -> None:
+        SignalLostInAFinalizer.closed = True
+
+
+class InterruptCaughtByALibrary:
+    """A policy whose code catches KeyboardInterrupt and carries on (as some libraries do)."""
+
+    def __call__(self, observation) -> dict[str, str]:  # noqa: ANN001
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):
+                pass
+        except BaseException:  # noqa: BLE001, S110 - the point: a library that swallows it
+            pass
+        return {p.id: "stay" for p in observation.people}
+
+
+def test_a_signal_lost_in_a_finalizer_still_ends_the_command() -> None:
+    """Issue 22 (defect 5): a SIGTERM whose handler ran inside a finalizer was printed as "Exception ignored in
+    ... Terminated" and lost, and the command went on to exit 0. The lost exception is now delivered again to
+    the main thread: the episode stops, cleanup runs, one line `terminated`, exit 143."""
+    SignalLostInAFinalizer.closed = _SignalsInAFinalizer.sent = False
+    SignalLostInAFinalizer.calls = 0
+    result = CliRunner().invoke(app, ["episode", SCENARIO, "--policy", f"{__name__}:SignalLostInAFinalizer"])
+    assert (result.exit_code, result.stderr) == (143, "terminated\n")
+    assert SignalLostInAFinalizer.closed and SignalLostInAFinalizer.calls < 20  # stopped, not played to the end
+
+
+def test_a_signal_whose_exception_was_swallowed_still_decides_the_status() -> None:
+    """Issue 22 (defect 5): SIGINT whose KeyboardInterrupt a library caught let the command finish with exit 0;
+    the signal is latched, so the command still ends with `interrupted` and 130 once it returns."""
+    result = CliRunner().invoke(app, ["episode", SCENARIO, "--policy", f"{__name__}:InterruptCaughtByALibrary"])
+    assert (result.exit_code, result.stderr) == (130, "interrupted\n")
+
+
+def test_the_start_up_handlers_end_the_process_at_once_with_one_line() -> None:
+    """Issue 22 (defect 5): before the command runs (imports), a signal ends the process with one line and
+    130/143 instead of the interpreter's defaults (killed without a word; a traceback out of an import)."""
+    code = ("import os, signal, sys, time\n"
+            "from emberbench.cli.stop_signals import install_early\n"
+            "install_early()\n"
+            "os.kill(os.getpid(), getattr(signal, sys.argv[1]))\n"
+            "time.sleep(5)\n"
+            "print('not reached')\n")
+    for name, status, line in (("SIGTERM", 143, b"terminated\n"), ("SIGINT", 130, b"interrupted\n")):
+        child = subprocess.run([sys.executable, "-c", code, name], capture_output=True, timeout=60)
+        assert (child.returncode, child.stdout, child.stderr) == (status, b"", line)
 
 
 def test_a_policy_exception_in_episode_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
