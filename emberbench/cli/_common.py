@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 import typer
 
 from ..errors import EmberError
-from .stop_signals import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated  # noqa: F401 - re-exported
+from .stop_signals import EXIT_INTERRUPTED
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -33,16 +33,9 @@ from typer.core import TyperGroup
 
 from ..errors import EmberError
 from . import verbosity
-from ._common import (
-    EXIT_INTERRUPTED,
-    EXIT_TERMINATED,
-    Terminated,
-    fail,
-    quiet_exit_on_broken_pipe,
-    stdout_is_broken,
-)
+from ._common import fail, quiet_exit_on_broken_pipe, stdout_is_broken
 from ._typer_compat import hide_flag_value_types
-from .stop_signals import exit_status, signals_raise
+from .stop_signals import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, exit_status, signals_raise
 
 
 class EmberGroup(TyperGroup):

@@ -8,10 +8,12 @@ traceback out of an import).
 Two phases:
 
 * **Start-up and exit** (:func:`install_early`): while modules are being
-  imported, and after the command has ended, nothing exists that would need
-  cleaning up (no process started, no file half-written). A signal then
-  ends the process at once with one line (``interrupted`` or ``terminated``)
-  and exit status 130 or 143; it raises nothing, so nothing can swallow it.
+  imported, nothing exists that would need cleaning up (no process started,
+  no file half-written), and once the command has ended its cleanup is done.
+  A signal then ends the process at once with one line (``interrupted`` or
+  ``terminated``) and exit status 130 or 143; it raises nothing, so nothing
+  can swallow it. (Exit handlers are skipped then; the one that matters, an
+  S3 writer lease's release, is only a courtesy: a lease expires by itself.)
 * **The command** (:func:`signals_raise`): a signal raises
   ``KeyboardInterrupt`` (SIGINT) or :class:`Terminated` (SIGTERM) in the main
   thread, so that ``finally`` blocks run (Ray is shut down, agents ended,
