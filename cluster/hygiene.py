@@ -7,7 +7,10 @@
   process outlives the command, whatever ended it.
 * :func:`ensure_private_token` creates the token file Ray would otherwise
   create with the default permissions (``~/.ray`` 0755, ``auth_token``
-  0644): here the folder is created 0700 and the file 0600.
+  0644): here the folder is created 0700 and the file 0600. A token path
+  that is a symbolic link (dangling or not) or anything but a regular file
+  is refused: Ray writes a new token with ``open(path, "w")``, which follows
+  a dangling link and creates its target readable by everyone.
 * :func:`local_cpus`: the CPUs this process may run on, which bound
   ``--workers`` of an embedded instance.
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -91,21 +95,32 @@ class ProcessGuard:
 def ensure_private_token(home: Path | None = None) -> Path | None:
     """Create ``~/.ray/auth_token`` (folder 0700, file 0600) when Ray would otherwise generate it.
 
-    Nothing is done when ``RAY_AUTH_TOKEN`` or ``RAY_AUTH_TOKEN_PATH`` is set
-    or the file exists (an existing folder keeps its permissions: it is the
-    user's). The token is 256 random bits in hex, the form Ray generates.
+    Nothing is created when ``RAY_AUTH_TOKEN`` is set, when
+    ``RAY_AUTH_TOKEN_PATH`` names the token file, or when the file exists (an
+    existing folder keeps its permissions: it is the user's). The token is
+    256 random bits in hex, the form Ray generates.
 
     Returns:
         The token file created, or None.
 
     Raises:
-        ClusterError: the folder or file cannot be created.
+        ClusterError: the token path (``RAY_AUTH_TOKEN_PATH``, else
+            ``~/.ray/auth_token``) is a symbolic link or not a regular file,
+            ``RAY_AUTH_TOKEN_PATH`` names nothing (Ray would then write a new
+            token to the default path), or the folder or file cannot be
+            created.
     """
-    if any(os.environ.get(name) for name in TOKEN_VARS):
+    if os.environ.get("RAY_AUTH_TOKEN"):
+        return None
+    named = os.environ.get("RAY_AUTH_TOKEN_PATH")
+    if named:
+        if not _regular_token_file(Path(named)):
+            raise ClusterError(f"RAY_AUTH_TOKEN_PATH={named}: no such file (Ray would write a new token "
+                               "to ~/.ray/auth_token instead)")
         return None
     folder = (home if home is not None else Path.home()) / ".ray"
     path = folder / "auth_token"
-    if os.path.lexists(path):
+    if _regular_token_file(path):
         return None
     try:
         folder.mkdir(mode=0o700, exist_ok=True)
@@ -121,3 +136,25 @@ def ensure_private_token(home: Path | None = None) -> Path | None:
     finally:
         os.close(fd)
     return path
+
+
+def _regular_token_file(path: Path) -> bool:
+    """True for a regular token file, False for nothing there.
+
+    Raises:
+        ClusterError: a symbolic link (Ray would write through a dangling
+            one) or anything but a regular file is there.
+    """
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise ClusterError(f"cannot check the Ray token file {path}: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(mode):
+        raise ClusterError(f"the Ray token file {path} is a symbolic link; EMBERBench refuses it (Ray writes a "
+                           "new token through a dangling link, readable by everyone): put the token file itself "
+                           "there, or set RAY_AUTH_TOKEN")
+    if not stat.S_ISREG(mode):
+        raise ClusterError(f"the Ray token file {path} is not a regular file")
+    return True

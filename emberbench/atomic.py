@@ -19,14 +19,21 @@ old file or the new one, never a mix; at worst a stray ``.tmp`` file remains,
 which no reader ever opens. The check is repeated just before the rename, so
 only a swap in the instant between the two can slip through (a rename cannot
 be made conditional on what it replaces).
+
+A failure to write (a full disk, a quota, an I/O error) is raised as the
+``OSError`` it was, with the target's path as its file name: the kernel's
+``No space left on device`` names no file, and the command's one error
+line then says which output could not be written.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import OutputPathError
@@ -96,26 +103,78 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes | Iterable[byte
     """
     target = check_output_path(path)
     folder = target.parent if str(target.parent) else Path(".")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    with _naming(target):
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     try:
-        os.fchmod(fd, _MODE)  # mkstemp creates 0600; give the file ordinary permissions
-        with os.fdopen(fd, "wb") as handle:
-            if isinstance(data, (bytes, bytearray, memoryview)):
-                handle.write(data)
-            else:
-                for chunk in data:
-                    handle.write(chunk)
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            with _naming(target):
+                os.fchmod(fd, _MODE)  # mkstemp creates 0600; give the file ordinary permissions
+            _write_chunks(fd, (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data, target)
+            with _naming(target):
+                os.fsync(fd)
+        finally:
+            with _naming(target):
+                os.close(fd)
         check_output_path(target)  # again: the target may have changed while the data was written
-        os.replace(tmp_name, target)
+        with _naming(target):
+            os.replace(tmp_name, target)
     except BaseException:
         try:
             os.unlink(tmp_name)
         except FileNotFoundError:
             pass
         raise
-    fsync_dir(folder)
+    with _naming(target):
+        fsync_dir(folder)
+
+
+_BUFFER = 1 << 20
+
+
+def _write_chunks(fd: int, chunks: Iterable[bytes], target: Path) -> None:
+    """Write ``chunks`` to ``fd`` in writes of about :data:`_BUFFER` bytes (small chunks are gathered).
+
+    Unbuffered by Python, so that nothing is left to flush (and to fail
+    again, unnamed) when the file is closed. An error of the source (the
+    iterable) propagates as it is: it is not the target's.
+    """
+    pending = bytearray()
+    for chunk in chunks:
+        if pending and len(pending) + len(chunk) > _BUFFER:
+            _write_all(fd, pending, target)
+            pending.clear()
+        if len(chunk) >= _BUFFER:
+            _write_all(fd, chunk, target)
+        else:
+            pending += chunk
+    _write_all(fd, pending, target)
+
+
+def _write_all(fd: int, data: bytes | bytearray | memoryview, target: Path) -> None:
+    """Every byte of ``data`` to ``fd``; a short write goes on, a write of nothing is a full disk."""
+    view = memoryview(data)
+    while view:
+        with _naming(target):
+            written = os.write(fd, view)
+            if written <= 0:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        view = view[written:]
+
+
+@contextmanager
+def _naming(target: Path) -> Iterator[None]:
+    """Make an OSError of writing ``target`` name it: a full disk (ENOSPC, EDQUOT) says nothing of the file.
+
+    The error keeps its errno (and so its type: ``OSError(errno, ...)``
+    picks the subclass); its file name becomes the target, never the
+    temporary file the user has not heard of.
+    """
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename == os.fspath(target) or exc.errno is None:
+            raise
+        raise OSError(exc.errno, exc.strerror or str(exc), os.fspath(target)) from exc
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:

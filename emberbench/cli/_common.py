@@ -8,7 +8,8 @@ Every way a command can end is decided here and in :mod:`.main`, once:
 * a usage error (a bad option value, a missing argument): one line, exit 2;
 * SIGINT (Ctrl-C): ``interrupted``, exit 130; SIGTERM: ``terminated``,
   exit 143 (128 + the signal number, as shells report it). Cleanup (``finally``
-  blocks: stopping Ray and agent processes) runs in both cases;
+  blocks: stopping Ray and agent processes) runs in both cases; how a signal
+  is handled from the process's first instant is :mod:`.stop_signals`;
 * stdout closed by its reader (``emberbench suite list | head -1``): no
   message, exit 141 (as a Unix tool ended by SIGPIPE).
 """
@@ -27,16 +28,11 @@ from typing import Any, TypeVar
 import typer
 
 from ..errors import EmberError
+from .stop_signals import EXIT_INTERRUPTED
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = 128 + signal.SIGTERM
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
-
-
-class Terminated(BaseException):  # noqa: N818 - a signal, like KeyboardInterrupt, not an error
-    """SIGTERM arrived. Raised in the main thread so that ``finally`` blocks run, like KeyboardInterrupt."""
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
@@ -93,8 +89,7 @@ def user_errors(func: F) -> F:
             _traceback_if_verbose(exc)
             where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
             raise fail(f"{exc.strerror or exc}{where}") from None
-        except KeyboardInterrupt:
-            typer.echo("interrupted", err=True)
+        except KeyboardInterrupt:  # the line `interrupted` is printed by the root (emberbench.cli.main)
             raise typer.Exit(EXIT_INTERRUPTED) from None
         except Exception as exc:
             if _is_store_error(exc):
@@ -131,24 +126,6 @@ def policy_exceptions_in_one_line(where: str) -> Iterator[None]:
         # Chained, so that -v shows the policy's own traceback as the cause.
         raise EvaluationError(f"{where}: the policy raised {type(exc).__name__}: {exc} "
                               "(-v or EMBERBENCH_DEBUG=1 shows the traceback)") from exc
-
-
-@contextmanager
-def sigterm_raises() -> Iterator[None]:
-    """While inside, SIGTERM raises :class:`Terminated` in the main thread (elsewhere: no change)."""
-    try:
-        previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    except ValueError:  # not the main thread: signals cannot be handled here
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _raise_terminated(signum: int, frame: object) -> None:
-    raise Terminated
 
 
 def is_terminal() -> bool:

@@ -10,7 +10,12 @@ The rules (docs/user-guide.md, "Arguments"):
 * numbers are written in ASCII: no spaces, signs, underscores, or digits of
   other scripts (Python's ``int`` accepts ``" 1"``, ``1_000`` and Arabic-Indic
   digits; these types do not);
-* a seed is a decimal integer in [0, 2**64 - 1];
+* a seed is a decimal integer in [0, 2**64 - 1]; a list of seeds names each
+  seed once;
+* a count is in its documented range (:func:`integer_in`, whose bounds are
+  the library's own constants), else in [0 or 1, 10**12]: a value outside is
+  a usage error, never a library error found later;
+* a cluster address is not empty (:func:`parse_address`);
 * a duration is a finite number of seconds, positive unless 0 means "off",
   and at most the documented maximum of its option (an agent timeout at most
   a day, because the operating system's wait calls cannot express more than
@@ -77,6 +82,9 @@ def parse_seed(value: object) -> int:
     return int(text)
 
 
+parse_seed.bounds = lambda: (0, MAX_SEED)  # type: ignore[attr-defined]
+
+
 def _integer(minimum: int) -> Callable[[object], int]:
     def parse(value: object) -> int:
         if isinstance(value, int) and not isinstance(value, bool) and minimum <= value <= MAX_COUNT:
@@ -88,6 +96,7 @@ def _integer(minimum: int) -> Callable[[object], int]:
         return int(text)
 
     parse.__name__ = f"integer_at_least_{minimum}"
+    parse.bounds = lambda: (minimum, MAX_COUNT)  # type: ignore[attr-defined]
     return parse
 
 
@@ -95,6 +104,91 @@ parse_count = _integer(0)
 """A count that may be 0: ASCII decimal digits, in [0, 10**12]."""
 parse_positive = _integer(1)
 """A positive count: ASCII decimal digits, in [1, 10**12]."""
+
+
+def _constant(bound: int | str) -> int:
+    """``bound`` itself, or the library constant ``"module:NAME"`` it names (imported when first needed)."""
+    if isinstance(bound, int):
+        return bound
+    import importlib
+
+    module, _, name = bound.partition(":")
+    value = getattr(importlib.import_module(module), name)
+    assert isinstance(value, int) and not isinstance(value, bool), bound
+    return value
+
+
+def integer_in(minimum: int | str, maximum: int | str) -> Callable[[object], int]:
+    """A parser for an integer option with a documented range: ASCII decimal digits in [minimum, maximum].
+
+    A bound may be the library constant that decides it (``"module:NAME"``),
+    so the option and the library cannot drift apart; it is looked up when a
+    value is parsed, never when the CLI starts. The parser's ``bounds()``
+    gives the two numbers (the tests check every option's help against it).
+    """
+
+    def bounds() -> tuple[int, int]:
+        return _constant(minimum), _constant(maximum)
+
+    def parse(value: object) -> int:
+        low, high = bounds()
+        if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
+            return value
+        text = _text(value)
+        if not _DECIMAL.fullmatch(text) or len(text) > len(str(high)) or not low <= int(text) <= high:
+            raise typer.BadParameter(f"{_shown(value)} is not an integer in [{low}, {high}] (ASCII digits only)")
+        return int(text)
+
+    parse.__name__ = "integer_in"
+    parse.bounds = bounds  # type: ignore[attr-defined]
+    return parse
+
+
+parse_resamples = integer_in("emberbench.statistics.bootstrap:MIN_RESAMPLES",
+                             "emberbench.statistics.bootstrap:MAX_RESAMPLES")
+"""Bootstrap resamples (stats, compare, report, plot): in [100, 1000000]."""
+parse_embed = integer_in(1, "emberbench.viewer.page:MAX_EMBED")
+"""Episodes a viewer page embeds: in [1, 1000]."""
+parse_suite_count = integer_in(1, "emberbench.generate.build:MAX_COUNT")
+"""Scenarios of a generated suite: in [1, 10000]."""
+parse_scored_seed_count = integer_in(1, "emberbench.manifest:MAX_SCORED_SEEDS")
+"""Secret seeds a scored manifest draws: in [1, 10000]."""
+parse_replicates = integer_in(1, "emberbench.grouped_rates.contract:MAX_DRAWS")
+"""Monte-carlo draws of grouped rates: in [1, 100000] (the cap max_draws)."""
+
+
+def distinct_seeds(values: list[int] | None) -> list[int] | None:
+    """Callback of an option taking several seeds: each seed at most once.
+
+    Raises:
+        typer.BadParameter: a seed is given twice.
+    """
+    seen: set[int] = set()
+    for seed in values or ():
+        if seed in seen:
+            raise typer.BadParameter(f"seed {seed} is given twice")
+        seen.add(seed)
+    return values
+
+
+def seed_list(values: list[str] | None) -> list[int] | None:
+    """Callback of a seed-list option (comma-separated and/or repeated): distinct seeds, at least one.
+
+    None (the option not given) stays None, for the command's default.
+
+    Raises:
+        typer.BadParameter: a value is not a seed, a seed is given twice,
+            or no seed is given at all (``--seeds ''``).
+    """
+    if values is None:
+        return None
+    parts = [part.strip() for value in values for part in value.split(",")]
+    if not any(parts):
+        raise typer.BadParameter("needs at least one seed, e.g. 0,1,2")
+    return distinct_seeds([parse_seed(part) for part in parts if part])
+
+
+seed_list.bounds = parse_seed.bounds  # type: ignore[attr-defined]
 
 
 def seconds(*, maximum: float, zero_means_off: bool = False) -> Callable[[object], float]:
@@ -136,6 +230,21 @@ parse_agent_timeout = seconds(maximum=DAY)
 parse_checkpoint_seconds = seconds(maximum=DAY, zero_means_off=True)
 parse_grace_seconds = seconds(maximum=MAX_GRACE_SECONDS, zero_means_off=True)
 parse_frames_per_second = positive_number(maximum=1000.0, what="a frame rate")
+
+
+def parse_address(value: object) -> str:
+    """A Ray cluster address (``--address``): any text but an empty one.
+
+    An empty address used to mean "no address", so ``--address ""`` ran in
+    process without a word; leaving the option out is how to ask for that.
+
+    Raises:
+        typer.BadParameter: the address is empty or blank.
+    """
+    text = _text(value)
+    if not text.strip():
+        raise typer.BadParameter("an address must not be empty (leave --address out for an embedded Ray instance)")
+    return text
 
 
 def parse_output_file(value: object) -> Path:
@@ -223,7 +332,9 @@ def variadic_command(*options: str) -> type[TyperCommand]:
 
 
 __all__ = [
-    "ForceOption", "MAX_SEED", "OutputRefused", "refuse_existing", "variadic_command", "parse_agent_timeout", "parse_checkpoint_seconds", "parse_count",
-    "parse_frames_per_second", "parse_grace_seconds", "parse_output_file", "parse_output_file_or_none",
-    "parse_positive", "parse_seed", "positive_number", "seconds",
+    "ForceOption", "MAX_SEED", "OutputRefused", "distinct_seeds", "integer_in", "refuse_existing", "seed_list",
+    "variadic_command", "parse_address", "parse_agent_timeout", "parse_checkpoint_seconds", "parse_count",
+    "parse_embed", "parse_frames_per_second", "parse_grace_seconds", "parse_output_file", "parse_output_file_or_none",
+    "parse_positive", "parse_replicates", "parse_resamples", "parse_scored_seed_count", "parse_seed",
+    "parse_suite_count", "positive_number", "seconds",
 ]

@@ -20,7 +20,7 @@ import typer
 
 from ..errors import ClusterError
 from ._common import fail, user_errors
-from .args import parse_positive
+from .args import parse_address, parse_positive
 
 ADDRESS_ENV_VAR = "RAY_ADDRESS"
 CONNECT_TIMEOUT_ENV_VAR = "EMBERBENCH_CONNECT_TIMEOUT"
@@ -33,7 +33,7 @@ WorkersOption = Annotated[
 ]
 AddressOption = Annotated[
     Optional[str],  # noqa: UP007
-    typer.Option("--address", help=f"Join the Ray cluster at ADDR (default: ${ADDRESS_ENV_VAR}, else an "
+    typer.Option("--address", parser=parse_address, metavar="ADDR", help=f"Join the Ray cluster at ADDR (default: ${ADDRESS_ENV_VAR}, else an "
                                    "embedded Ray instance on this machine)."),
 ]
 ParallelWorkersOption = Annotated[
@@ -120,7 +120,7 @@ def register(app: typer.Typer) -> None:
 @user_errors
 def submit(
     ctx: typer.Context,
-    address: Annotated[str, typer.Option("--address", help="The cluster's job server, e.g. http://HOST:8265.")],
+    address: Annotated[str, typer.Option("--address", parser=parse_address, metavar="URL", help="The cluster's job server, e.g. http://HOST:8265.")],
     follow: Annotated[bool, typer.Option("--follow", help="Stream the job's logs until it ends; exit 1 unless it succeeds.")] = False,
     job: Annotated[Optional[str], typer.Option("--job", help="Follow this existing job instead of submitting one.")] = None,  # noqa: UP007
     working_dir: Annotated[Optional[Path], typer.Option("--working-dir", file_okay=False, help="Project folder to upload (default: this installation's).")] = None,  # noqa: UP007

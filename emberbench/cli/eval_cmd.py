@@ -13,9 +13,10 @@ from .args import (
     ForceOption,
     parse_agent_timeout,
     parse_checkpoint_seconds,
+    distinct_seeds,
     parse_count,
     parse_output_file,
-    parse_positive,
+    parse_scored_seed_count,
     parse_seed,
     refuse_existing,
     variadic_command,
@@ -47,13 +48,13 @@ def register(app: typer.Typer) -> None:
 @user_errors
 def manifest_build(
     out: Annotated[Path, typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Manifest file to write.")],
-    seeds: Annotated[Optional[list[int]], typer.Option("--seeds", parser=parse_seed, metavar="SEED...",
+    seeds: Annotated[Optional[list[int]], typer.Option("--seeds", parser=parse_seed, callback=distinct_seeds, metavar="SEED...",
                                                        help="Seeds in order: --seeds 0 1 2 (decimal, in [0, 2**64 - 1]).")] = None,
     suite: SuiteOption = None,
     scenarios: Annotated[Optional[list[str]], typer.Option("--scenarios", help="Only these scenarios (comma-separated or repeated); suite order is kept.")] = None,
     families: Annotated[Optional[list[str]], typer.Option("--families", help="Only the scenarios of these families (comma-separated or repeated).")] = None,
     scored: Annotated[bool, typer.Option("--scored", help="Draw secret seeds from the operating system's randomness (a scored manifest); the seeds are not printed.")] = False,
-    seed_count: Annotated[int, typer.Option("--seed-count", parser=parse_positive, metavar="N", help="With --scored: how many seeds to draw.")] = 3,
+    seed_count: Annotated[int, typer.Option("--seed-count", parser=parse_scored_seed_count, metavar="N", help="With --scored: how many seeds to draw, in [1, 10000].")] = 3,
     force: ForceOption = False,
 ) -> None:
     """Schedule every suite scenario (or a subset) under every seed (suite order, then seeds as given)."""

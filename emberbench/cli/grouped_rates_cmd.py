@@ -22,7 +22,7 @@ import typer
 
 from ..errors import GroupedRatesError
 from ._common import suite_for_result, user_errors
-from .args import parse_output_file, parse_positive, parse_seed, refuse_existing
+from .args import parse_output_file, parse_replicates, parse_seed, refuse_existing
 from .suite_cmd import SuiteOption
 
 
@@ -79,8 +79,8 @@ def register(app: typer.Typer) -> None:
         ),
         seed: Optional[int] = typer.Option(None, "--seed", parser=parse_seed, metavar="SEED",
                                            help="Monte-carlo seed in [0, 2**64 - 1] (with --replicates)."),
-        replicates: Optional[int] = typer.Option(None, "--replicates", parser=parse_positive, metavar="N",
-                                                 help="Monte-carlo draw count."),
+        replicates: Optional[int] = typer.Option(None, "--replicates", parser=parse_replicates, metavar="N",
+                                                 help="Monte-carlo draw count, in [1, 100000] (the cap max_draws)."),
         save_input: Optional[Path] = typer.Option(
             None, "--save-input", parser=parse_output_file, metavar="FILE",
             help="With --from-results: also write the built input, for auditors."

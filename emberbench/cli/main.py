@@ -8,9 +8,19 @@ status 1 (see :mod:`emberbench.cli._common`). The root group
 (:class:`EmberGroup`) turns everything else that can end a run into one line
 too: a usage error (exit 2), SIGINT (130), SIGTERM (143), a closed stdout
 (141, silently).
+
+The console script is :func:`emberbench.cli.entry.main`, which installs the
+start-up signal handlers before this module's imports; run as a program
+(``python -m emberbench.cli.main``, the entrypoint of submitted Ray Jobs),
+this module does the same first.
 """
 
 from __future__ import annotations
+
+if __name__ == "__main__":  # before the slow imports below (docs/evaluation.md, "Exit statuses")
+    from .stop_signals import install_early
+
+    install_early()
 
 import importlib
 import sys
@@ -23,16 +33,9 @@ from typer.core import TyperGroup
 
 from ..errors import EmberError
 from . import verbosity
-from ._common import (
-    EXIT_INTERRUPTED,
-    EXIT_TERMINATED,
-    Terminated,
-    fail,
-    quiet_exit_on_broken_pipe,
-    sigterm_raises,
-    stdout_is_broken,
-)
+from ._common import fail, quiet_exit_on_broken_pipe, stdout_is_broken
 from ._typer_compat import hide_flag_value_types
+from .stop_signals import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, exit_status, signals_raise
 
 
 class EmberGroup(TyperGroup):
@@ -49,10 +52,33 @@ class EmberGroup(TyperGroup):
 
 
 def run_to_exit_status(call: Callable[[], Any]) -> int:
-    """Run ``call`` (a non-standalone click main) with SIGTERM handling; return the exit status."""
+    """Run ``call`` (a non-standalone click main) with SIGINT and SIGTERM raising; return the exit status.
+
+    A stop signal decides the status (130 or 143, and the one line
+    ``interrupted`` or ``terminated``, printed here and nowhere else) however
+    its exception travelled: raised through the command, turned by typer
+    into a silent exit 130, or swallowed on the way (see
+    :mod:`.stop_signals`) while the command went on to succeed. A command
+    that failed with its own one-line error keeps that error and status.
+    """
     try:
-        with sigterm_raises():
-            result = call()
+        with signals_raise() as latch:
+            code = _status_of(call)
+    except Terminated:  # a second signal while the first was being mapped
+        code = EXIT_TERMINATED
+    except KeyboardInterrupt:
+        code = EXIT_INTERRUPTED
+    if latch.signum is not None and code in (0, EXIT_INTERRUPTED, EXIT_TERMINATED):
+        code = exit_status(latch.signum)
+    if code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
+        typer.echo("interrupted" if code == EXIT_INTERRUPTED else "terminated", err=True)
+    return code
+
+
+def _status_of(call: Callable[[], Any]) -> int:
+    """Run ``call``; map every way it ends to an exit status (printing the one line of an error)."""
+    try:
+        result = call()
     except NoArgsIsHelpError as exc:
         exc.show()
         return exc.exit_code
@@ -64,10 +90,8 @@ def run_to_exit_status(call: Callable[[], Any]) -> int:
     except EmberError as exc:  # raised outside a command body (an option's parser or callback)
         return _line(str(exc), 1)
     except Terminated:
-        typer.echo("terminated", err=True)
         return EXIT_TERMINATED
     except (KeyboardInterrupt, typer.Abort):
-        typer.echo("interrupted", err=True)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         if not stdout_is_broken():

@@ -9,7 +9,7 @@ import typer
 
 from ..viewer.plots import FigureKind
 from ._common import user_errors
-from .args import parse_output_file, parse_positive
+from .args import parse_output_file, parse_resamples
 from .report_cmd import MetricChoice
 from .suite_cmd import SuiteOption
 
@@ -28,7 +28,7 @@ def plot(
     metric: Annotated[Optional[MetricChoice], typer.Option("--metric", metavar="METRIC", help="forest: one row per scenario/family for this metric instead of one row per metric.")] = None,
     scenario: Annotated[Optional[str], typer.Option("--scenario", help="egress, heatmap: the scenario to draw.")] = None,
     stats: Annotated[Optional[list[Path]], typer.Option("--stats", help="forest: a paired statistics artifact the recomputed one must equal byte for byte; it sets its resamples (repeatable).")] = None,
-    resamples: Annotated[int, typer.Option("--resamples", parser=parse_positive, metavar="N", help="forest: bootstrap resamples when computing.")] = 2000,
+    resamples: Annotated[int, typer.Option("--resamples", parser=parse_resamples, metavar="N", help="forest: bootstrap resamples when computing, in [100, 1000000].")] = 2000,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")] = False,
     suite: SuiteOption = None,
 ) -> None:

@@ -11,7 +11,7 @@ import typer
 from ..metric_defs import METRIC_NAMES
 
 from ._common import user_errors
-from .args import parse_positive
+from .args import parse_embed, parse_resamples
 from .suite_cmd import SuiteOption
 
 
@@ -31,9 +31,9 @@ def report(
     out: Annotated[Path, typer.Option("--out", help="Report folder to write.")] = Path("report"),
     force: Annotated[bool, typer.Option("--force", help="Write into a folder that holds files other than a previous report's.")] = False,
     stats: Annotated[Optional[list[Path]], typer.Option("--stats", help="A statistics artifact the report's recomputed one must equal byte for byte; it sets that artifact's resamples (repeatable).")] = None,
-    resamples: Annotated[int, typer.Option("--resamples", parser=parse_positive, metavar="N", help="Bootstrap resamples for the statistics computed here.")] = 2000,
+    resamples: Annotated[int, typer.Option("--resamples", parser=parse_resamples, metavar="N", help="Bootstrap resamples for the statistics computed here, in [100, 1000000].")] = 2000,
     order_by: Annotated[Optional[MetricChoice], typer.Option("--order-by", metavar="METRIC", help="Order the leaderboard by this metric, a name from docs/metrics.md (default: as given).")] = None,
-    embed: Annotated[int, typer.Option("--embed", parser=parse_positive, metavar="N", help="Most episodes each viewer page embeds (1-1000).")] = 48,
+    embed: Annotated[int, typer.Option("--embed", parser=parse_embed, metavar="N", help="Most episodes each viewer page embeds, in [1, 1000].")] = 48,
     suite: SuiteOption = None,
 ) -> None:
     """Write a static report: leaderboard, paired comparisons, egress curves, casualty heat maps, viewers."""

@@ -13,7 +13,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ._common import user_errors
+from ._common import fail, user_errors
 from .args import parse_output_file, parse_output_file_or_none
 from .cluster_cmd import AddressOption, ParallelWorkersOption
 from .keys_cmd import KeyringOption, SigningKeyOption, keyring_from, signing_key_from
@@ -50,7 +50,8 @@ def ls(
     """List the runs of a store, one line each: id, model, policy, suite, done/scheduled, state, start date.
 
     A run whose run-info cannot be read is listed as ``damaged`` with the
-    reason, and the listing goes on; the command then exits 1.
+    reason, and the listing goes on; the command then says how many in one
+    error line and exits 1.
     """
     from ..catalog import catalog_json_rows, format_row, header_line, iter_catalog, run_names, short_id_length
 
@@ -75,7 +76,7 @@ def ls(
         for row in counted(rows):
             typer.echo(format_row(row, width))
     if damaged:
-        raise typer.Exit(1)
+        raise fail(f"{damaged} run(s) listed as damaged: their run-info cannot be read (see above)")
 
 
 def show(run_id: RunIdArgument, store_dir: StoreOption = None) -> None:
@@ -121,8 +122,10 @@ def verify(
         done = verify_run(st, run_id, s, keyring=trusted)
     typer.echo(f"{done.verdict}: run {done.run}: {done.detail} (recorded)")
     typer.echo(f"signature: {done.signature}")
+    if done.verdict == "partial":
+        raise typer.Exit(PARTIAL_EXIT)
     if done.verdict != "ok":
-        raise typer.Exit(PARTIAL_EXIT if done.verdict == "partial" else 1)
+        raise fail(f"run {done.run} failed verification: {done.detail}")
 
 
 def export(

@@ -9,11 +9,11 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ._common import user_errors
-from .args import ForceOption, parse_output_file, parse_positive, refuse_existing
+from .args import ForceOption, parse_output_file, parse_resamples, refuse_existing
 from .cluster_cmd import AddressOption, ParallelWorkersOption
 from .suite_cmd import SuiteOption
 
-Resamples = Annotated[int, typer.Option("--resamples", parser=parse_positive, metavar="N",
+Resamples = Annotated[int, typer.Option("--resamples", parser=parse_resamples, metavar="N",
                                        help="Bootstrap resamples, in [100, 1000000].")]
 
 

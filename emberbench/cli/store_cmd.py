@@ -282,7 +282,9 @@ def audit(
     typer.echo(f"{len(verdicts)} runs audited: {counts[OK]} ok, {counts['partial']} partial, "
                f"{counts[DAMAGED]} damaged")
     if counts[DAMAGED]:
-        raise typer.Exit(1)
+        damaged = [v.run[:16] for v in verdicts if v.state == DAMAGED]
+        shown = ", ".join(damaged[:3]) + (f" and {len(damaged) - 3} more" if len(damaged) > 3 else "")
+        raise fail(f"store audit: {counts[DAMAGED]} of {len(verdicts)} runs damaged: {shown} (see above)")
     if counts["partial"] and not allow_partial:
         raise typer.Exit(PARTIAL_EXIT)
 

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ._common import fail, user_errors
-from .args import parse_output_file, parse_positive, parse_seed, refuse_existing
+from .args import parse_output_file, parse_positive, parse_seed, parse_suite_count, refuse_existing, seed_list
 from .cluster_cmd import AddressOption
 
 SuiteOption = Annotated[
@@ -56,16 +56,6 @@ def register(app: typer.Typer) -> None:
 def parse_list(values: list[str] | None) -> list[str]:
     """Values given as repeated options and/or comma-separated lists, in order, blanks dropped."""
     return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
-
-
-def parse_seeds(values: list[str] | None, option: str) -> list[int]:
-    """Decimal seeds from :func:`parse_list` (range and duplicates are the library's to check)."""
-    from ..errors import GenerationError
-
-    items = parse_list(values)
-    if not items or not all(v.isascii() and v.isdigit() for v in items):
-        raise GenerationError(f"{option} takes decimal integers, e.g. {option} 0,1,2")
-    return [int(v) for v in items]
 
 
 def check_new_file(path: Path, force: bool) -> None:
@@ -173,7 +163,7 @@ def suite_diff(a: SuiteArgument, b: Annotated[str, typer.Argument(help="The suit
 @user_errors
 def suite_generate(
     recipe: Annotated[str, typer.Option("--recipe", help="A shipped recipe (dev, standard, large) or a recipe file.")],
-    count: Annotated[int, typer.Option("--count", parser=parse_positive, metavar="N", help="Scenarios in the suite (1 to 10000).")],
+    count: Annotated[int, typer.Option("--count", parser=parse_suite_count, metavar="N", help="Scenarios in the suite, in [1, 10000].")],
     out: Annotated[Path, typer.Option("--out", help="Folder to write the suite into (new or empty).")],
     seed: Annotated[Optional[int], typer.Option("--seed", parser=parse_seed, metavar="SEED", help="The suite seed, in [0, 2**64 - 1]; written in the suite's description.")] = None,  # noqa: UP007
     secret_seed_file: Annotated[Optional[Path], typer.Option("--secret-seed-file", help="Read the seed from this file and write it nowhere (a held-out suite).")] = None,  # noqa: UP007
@@ -182,7 +172,7 @@ def suite_generate(
     suite_version: Annotated[str, typer.Option("--suite-version", help="Suite version, MAJOR.MINOR.PATCH.")] = "1.0.0",
     min_tier: Annotated[Optional[Tier], typer.Option("--min-tier", help="Keep only scenarios at least this difficult.")] = None,  # noqa: UP007
     max_tier: Annotated[Optional[Tier], typer.Option("--max-tier", help="Keep only scenarios at most this difficult.")] = None,  # noqa: UP007
-    calibration_seeds: Annotated[Optional[list[str]], typer.Option("--calibration-seeds", help="Seeds the tiers are measured with (default 0,1,2).")] = None,  # noqa: UP007
+    calibration_seeds: Annotated[Optional[list[str]], typer.Option("--calibration-seeds", callback=seed_list, metavar="SEEDS", help="Seeds the tiers are measured with, distinct, each in [0, 2**64 - 1] (default 0,1,2).")] = None,  # noqa: UP007
     workers: WorkersOption = None,
     address: AddressOption = None,
 ) -> None:
@@ -191,7 +181,7 @@ def suite_generate(
     from ..generate.commands import generate_into
     from .progress import progress_bar
 
-    cal_seeds = DEFAULT_SEEDS if calibration_seeds is None else parse_seeds(calibration_seeds, "--calibration-seeds")
+    cal_seeds = DEFAULT_SEEDS if calibration_seeds is None else calibration_seeds  # parsed: seed_list
     tiered = min_tier is not None or max_tier is not None  # only a tier filter plays episodes
     runner = mapper_for(workers, address) if tiered else contextlib.nullcontext(None)
     with runner as mapper, progress_bar("generate", unit="scenarios") as bar:
@@ -209,7 +199,7 @@ def suite_generate(
 def suite_calibrate(
     suite: SuiteArgument,
     out: Annotated[Path, typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Calibration file to write.")],
-    seeds: Annotated[Optional[list[str]], typer.Option("--seeds", help="Calibration seeds (default 0,1,2).")] = None,  # noqa: UP007
+    seeds: Annotated[Optional[list[str]], typer.Option("--seeds", callback=seed_list, metavar="SEEDS", help="Calibration seeds, distinct, each in [0, 2**64 - 1] (default 0,1,2).")] = None,  # noqa: UP007
     force: ForceOption = False,
     workers: WorkersOption = None,
     address: AddressOption = None,
@@ -220,7 +210,7 @@ def suite_calibrate(
 
     check_new_file(out, force)
     s = load_suite(suite)
-    the_seeds = DEFAULT_SEEDS if seeds is None else parse_seeds(seeds, "--seeds")
+    the_seeds = DEFAULT_SEEDS if seeds is None else seeds  # parsed: seed_list
     with mapper_for(workers, address) as mapper:
         calibration = calibrate_suite(s, the_seeds, mapper=mapper)
     write_calibration(calibration, out)

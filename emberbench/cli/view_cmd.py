@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from ._common import user_errors
-from .args import parse_count, parse_frames_per_second, parse_output_file, parse_positive, parse_seed
+from .args import parse_count, parse_embed, parse_frames_per_second, parse_output_file, parse_seed
 from .suite_cmd import SuiteOption
 
 ForceOption = Annotated[bool, typer.Option("--force", help="Replace an existing output.")]
@@ -24,11 +24,11 @@ def view(
     path: Annotated[Path, typer.Argument(help="A run record or a result artifact.")],
     episode: Annotated[Optional[int], typer.Option("--episode", parser=parse_count, metavar="INDEX", help="Manifest index of the episode to open (results).")] = None,
     scenario: Annotated[Optional[str], typer.Option("--scenario", help="Open the episode of this scenario (with --seed).")] = None,
-    seed: Annotated[Optional[int], typer.Option("--seed", parser=parse_seed, metavar="SEED", help="Open the episode with this seed (with --scenario).")] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", parser=parse_seed, metavar="SEED", help="Open the episode with this seed, in [0, 2**64 - 1] (with --scenario).")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", parser=parse_output_file, metavar="FILE", help="HTML page to write (default: PATH with .view.html).")] = None,
     force: ForceOption = False,
     open_page: Annotated[bool, typer.Option("--open", help="Open the page in the default browser.")] = False,
-    embed: Annotated[int, typer.Option("--embed", parser=parse_positive, metavar="N", help="Most episodes of a result to embed in the page (1-1000).")] = 48,
+    embed: Annotated[int, typer.Option("--embed", parser=parse_embed, metavar="N", help="Most episodes of a result to embed in the page, in [1, 1000].")] = 48,
     terminal: Annotated[bool, typer.Option("--terminal", help="Play the episode as text here instead of writing a page.")] = False,
     fps: Annotated[float, typer.Option("--fps", parser=parse_frames_per_second, metavar="FPS", help="Frames per second of --terminal (at most 1000).")] = 10.0,
     suite: SuiteOption = None,

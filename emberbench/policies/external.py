@@ -6,19 +6,22 @@ line from its stdout: a JSON object mapping each person id inside to a move.
 A fresh process is started for every episode and its stdin is closed at the
 end. The agent learns nothing but observations.
 
-Each agent runs in a process group of its own, and the whole group is ended
-with the episode: a helper the agent forked (``sleep 300 &``) does not
-outlive it. A process that leaves the group on purpose (``setsid``) is beyond
-reach; docs/model-interface.md says so. A reply line is input like any file
-(the input policy): at most :data:`emberbench.input_policy.AGENT_REPLY` bytes
-and values, strict JSON.
+Each agent runs in a process group of its own, marked in its environment,
+and everything it started is ended with the episode
+(:mod:`emberbench.policies.agent_tree`): a helper it forked (``sleep 300 &``),
+and one that left the group with ``setsid()`` and a double fork, do not
+outlive it. A reply line is input like any file (the input policy): at most
+:data:`emberbench.input_policy.AGENT_REPLY` bytes and values, strict JSON.
 
 The run stops with :class:`AgentError` when the agent exits, says nothing
 within the timeout, or answers with something that is not one JSON object.
 The error quotes the last lines the agent wrote to stderr (at most
 :data:`STDERR_TAIL_LINES`), and the episode layer adds the scenario and seed,
 which the agent never learns. With a log folder, each episode's whole stderr
-is saved there under a name made of the scenario id and the seed.
+is saved there under a name made of the scenario id and the seed. The folder
+and the log file are checked before the agent starts: a folder that is a
+symbolic link, or a log path that is a link, FIFO or anything but a regular
+file, is refused before the episode is played.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import math
 import os
 import selectors
 import shlex
-import signal
+import stat
 import subprocess
 import tempfile
 import time
@@ -39,6 +42,7 @@ from typing import Any
 from ..errors import AgentError, CanonicalFormError, EmberError
 from ..input_policy import AGENT_REPLY, parse_json
 from ..observation import Observation
+from .agent_tree import MARK_VAR, end_agent, new_mark
 
 _log = logging.getLogger(__name__)
 _MAX_LINE = AGENT_REPLY.max_bytes
@@ -82,6 +86,44 @@ def describe_tail(tail: tuple[str, ...]) -> str:
     return f"; stderr (last {count}): {' | '.join(tail)}"
 
 
+def check_log_folder(folder: str | os.PathLike[str]) -> None:
+    """A log folder is missing (it is created) or a folder, never a symbolic link (the logs would land elsewhere).
+
+    Folders above it may be links, as for any output path.
+
+    Raises:
+        AgentError: the folder is a link, or something other than a folder.
+    """
+    try:
+        mode = os.lstat(folder).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise AgentError(f"agent log folder {os.fspath(folder)}: cannot check it: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(mode):
+        raise AgentError(f"agent log folder {os.fspath(folder)} is a symbolic link; give the folder itself")
+    if not stat.S_ISDIR(mode):
+        raise AgentError(f"agent log folder {os.fspath(folder)} exists and is not a folder")
+
+
+def check_log_file(target: Path) -> None:
+    """The output policy for one stderr log, and :func:`check_log_folder` for its folder.
+
+    Raises:
+        AgentError: either is refused.
+    """
+    from ..atomic import check_output_path
+    from ..errors import OutputPathError
+
+    check_log_folder(target.parent)
+    if not target.parent.exists():
+        return
+    try:
+        check_output_path(target)
+    except OutputPathError as exc:
+        raise AgentError(f"cannot save the agent's stderr log: {exc}") from None
+
+
 class ExternalAgentFactory:
     """Factory for :class:`ExternalAgent` (picklable: holds only the command, timeout and log folder).
 
@@ -104,8 +146,8 @@ class ExternalAgentFactory:
         if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and 0 < timeout <= _MAX_TIMEOUT):
             raise AgentError(f"agent timeout must be positive, finite and at most {_MAX_TIMEOUT:g} seconds, "
                              f"got {timeout!r}")
-        if log_dir is not None and os.path.lexists(log_dir) and not os.path.isdir(log_dir):
-            raise AgentError(f"agent log folder {os.fspath(log_dir)} exists and is not a folder")
+        if log_dir is not None:
+            check_log_folder(log_dir)
         self.command = command
         self.argv = argv
         self.timeout = timeout
@@ -131,9 +173,20 @@ class ExternalAgent:
         self._stderr = tempfile.TemporaryFile()
         self._buffer = b""
         self._step = 0
+        self._mark = new_mark()
 
     def label_episode(self, scenario_id: str, seed: int) -> None:
-        """Name the episode this agent plays (for the stderr log; never sent to the process)."""
+        """Name the episode this agent plays (for the stderr log; never sent to the process).
+
+        With a log folder, the log's path is checked now, before the agent
+        starts, so that a path the log could not be saved to stops the
+        episode before it is played.
+
+        Raises:
+            AgentError: the log folder or file is refused (:func:`check_log_file`).
+        """
+        if self._log_dir is not None:
+            check_log_file(Path(self._log_dir) / stderr_log_name(scenario_id, seed))
         self._episode = (scenario_id, seed)
 
     def _start(self) -> subprocess.Popen[bytes]:
@@ -141,6 +194,7 @@ class ExternalAgent:
             proc = subprocess.Popen(
                 self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, bufsize=0,
                 process_group=0,  # a group of its own: ended as a whole with the episode
+                env={**os.environ, MARK_VAR: self._mark},  # and marked: what leaves the group is found too
             )
         except OSError as exc:
             raise AgentError(f"cannot start external agent {shlex.join(self._argv)!r}: {exc.strerror}") from None
@@ -163,7 +217,7 @@ class ExternalAgent:
         while not _exited(proc.pid) and time.monotonic() < deadline:
             time.sleep(0.01)
         alive = not _exited(proc.pid)
-        _finish(proc)
+        _finish(proc, self._mark)
         if alive:  # stdout closed but the process lived on: it could no longer answer
             return self._error(f"{self._name()} closed its output at step {self._step} and was stopped")
         return self._error(f"{self._name()} exited with status {proc.returncode} at step {self._step}")
@@ -233,6 +287,7 @@ class ExternalAgent:
 
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
+            check_log_folder(target.parent)  # again: it may have been swapped for a link meanwhile
             atomic_write_bytes(target, self._log_chunks())
         except (OSError, EmberError) as exc:
             raise AgentError(f"cannot save the agent's stderr log {target}: {exc}") from None
@@ -252,32 +307,31 @@ class ExternalAgent:
         """End the agent: close its stdin, give it a moment to exit, then end its whole process group."""
         proc, self._proc = self._proc, None
         if proc is not None:
-            _finish(proc, grace=_CLOSE_GRACE)
+            _finish(proc, self._mark, grace=_CLOSE_GRACE)
 
 
-def _finish(proc: subprocess.Popen[bytes], *, grace: float = 0.0) -> None:
-    """Close the agent's pipes and end its process group (:func:`_end_group`)."""
+def _finish(proc: subprocess.Popen[bytes], mark: str, *, grace: float = 0.0) -> None:
+    """Close the agent's pipes and end everything it started (:func:`_end_all`)."""
     try:
         proc.stdin.close()  # type: ignore[union-attr]
     except OSError:
         pass
-    _end_group(proc, grace=grace)
+    _end_all(proc, mark, grace=grace)
     proc.stdout.close()  # type: ignore[union-attr]
 
 
-def _end_group(proc: subprocess.Popen[bytes], *, grace: float = 0.0) -> None:
-    """Wait up to ``grace`` seconds for the agent to exit, then SIGKILL its process group, then reap it.
+def _end_all(proc: subprocess.Popen[bytes], mark: str, *, grace: float = 0.0) -> None:
+    """Wait up to ``grace`` seconds for the agent to exit, then SIGKILL all it started, then reap it.
 
-    The group is signalled while the leader is not yet reaped (it is at most
-    a zombie), so its id cannot have been reused by an unrelated process.
+    :func:`emberbench.policies.agent_tree.end_agent` ends its process group,
+    its descendants and its marked processes while the leader is not yet
+    reaped (it is at most a zombie), so its id cannot have been reused by an
+    unrelated process.
     """
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline and not _exited(proc.pid):
         time.sleep(0.01)
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    end_agent(proc.pid, mark)
     proc.wait()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import socket
 import stat
@@ -94,3 +95,48 @@ def test_target_swapped_for_a_fifo_during_the_write_is_not_replaced(tmp_path: Pa
         atomic_write_bytes(target, b"{}")
     assert stat.S_ISFIFO(os.lstat(target).st_mode)
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+@pytest.mark.parametrize("where", ["write", "fsync"])
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT])
+def test_a_full_disk_names_the_file_it_could_not_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       where: str, code: int) -> None:
+    """Issue 22 (defect 8): a full disk (or quota) said `No space left on device` and nothing else; the error
+    now carries the target's path (the CLI prints it), keeps its errno and type, and no temporary file stays."""
+    def full(*args: object) -> None:
+        raise OSError(code, os.strerror(code))  # as the kernel says it: no file name
+
+    monkeypatch.setattr(atomic.os, where, full)
+    target = tmp_path / "out.json"
+    with pytest.raises(OSError) as caught:
+        atomic_write_bytes(target, [b"{", b"}"])
+    assert caught.value.errno == code and caught.value.filename == str(target)
+    assert str(target) in str(caught.value) and os.strerror(code) in str(caught.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_large_and_small_chunks_are_written_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks are gathered into writes of about a MiB, a large one goes alone, a short write goes on."""
+    real_write, sizes = os.write, []
+
+    def short(fd: int, data: memoryview) -> int:
+        sizes.append(len(data))
+        return real_write(fd, data[:max(1, len(data) // 2)])
+
+    monkeypatch.setattr(atomic.os, "write", short)
+    chunks = [b"a" * 10] * 1000 + [b"b" * (3 << 20)] + [b"c"] * 5
+    atomic_write_bytes(tmp_path / "out.bin", chunks)
+    assert (tmp_path / "out.bin").read_bytes() == b"".join(chunks)
+    assert max(sizes) == 3 << 20 and len(sizes) < 100
+
+
+def test_an_error_of_the_data_source_is_not_blamed_on_the_target(tmp_path: Path) -> None:
+    """An OSError raised while producing the chunks (reading an input) propagates as it was: it names the input,
+    not the file being written."""
+    def chunks():  # noqa: ANN202
+        yield b"{"
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", "input.json")
+
+    with pytest.raises(FileNotFoundError) as caught:
+        atomic_write_bytes(tmp_path / "out.json", chunks())
+    assert caught.value.filename == "input.json" and list(tmp_path.iterdir()) == []

@@ -93,11 +93,11 @@ def test_damaged_run_info_is_listed_and_the_listing_goes_on(two_runs) -> None:  
     first = sorted(store.journal_names())[0]
     store.refs.set(run_info_ref(first), store.put(b"not json at all"))
     listing = _cli("ls", "--store", locator)
-    assert listing.exit_code == 1
-    lines = listing.output.splitlines()
+    assert listing.exit_code == 1 and listing.stderr.startswith("error: 1 run(s) listed as damaged")
+    lines = listing.stdout.splitlines()
     assert len(lines) == 3 and all(len(line) <= 80 for line in lines)
     assert lines[1].startswith(first[4:12] + " damaged: ") and "complete" in lines[2]
-    document = json.loads(_cli("ls", "--store", locator, "--json").output)
+    document = json.loads(_cli("ls", "--store", locator, "--json").stdout)
     assert document["runs"][0]["info"] is None and "not valid JSON" in document["runs"][0]["damage"]
 
 

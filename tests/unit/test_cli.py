@@ -76,7 +76,8 @@ def test_manifest_build_and_show(tmp_path) -> None:  # noqa: ANN001
     show = invoke("manifest", "show", str(path))
     assert show.exit_code == 0 and "36 episodes" in show.output
     other = tmp_path / "other.json"
-    assert "seed 1 is given twice" in one_error_line(invoke("manifest", "build", "--seeds", "1", "1", "--out", str(other)))
+    twice = invoke("manifest", "build", "--seeds", "1", "1", "--out", str(other))  # a usage error too (issue 22)
+    assert twice.exit_code == 2 and twice.output.count("\n") == 1 and "seed 1 is given twice" in twice.output
     bad_seed = invoke("manifest", "build", "--seeds", "x", "--out", str(other))  # a usage error: exit 2, one line
     assert bad_seed.exit_code == 2 and bad_seed.output.count("\n") == 1 and "'x' is not a seed" in bad_seed.output
     assert "cannot read manifest" in one_error_line(invoke("manifest", "show", str(tmp_path / "none.json")))
@@ -96,8 +97,8 @@ def test_verify_pair_stats_compare(runs, tmp_path) -> None:  # noqa: ANN001
                   "--out", str(tmp_path / "c.json"))
     assert cmp_.exit_code == 0 and "casualty_rate" in cmp_.output
     assert json.loads((tmp_path / "c.json").read_text())["delta"] == "A - B"
-    assert "resamples" in one_error_line(invoke("stats", str(runs / "greedy.json"), "--resamples", "5",
-                                                "--out", str(tmp_path / "x.json")))
+    few = invoke("stats", str(runs / "greedy.json"), "--resamples", "5", "--out", str(tmp_path / "x.json"))
+    assert few.exit_code == 2 and "--resamples" in few.output and not (tmp_path / "x.json").exists()  # issue 22
 
 
 def test_verify_rejects_a_tampered_artifact_with_one_line(runs, tmp_path) -> None:  # noqa: ANN001

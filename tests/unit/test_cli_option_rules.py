@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
 import pytest
+import typer.main
 from typer.testing import CliRunner
 
+from emberbench.cli.args import MAX_COUNT, MAX_SEED
 from emberbench.cli.main import app
 from emberbench.executor_choice import LOCAL_BELOW, ExecutorKind, choose_executor
 from emberbench.manifest import EvaluationManifest, ManifestEntry, write_manifest
@@ -197,3 +200,74 @@ def test_submit_without_its_extra_names_the_pip_command(monkeypatch: pytest.Monk
     monkeypatch.setitem(sys.modules, "ray.job_submission", None)
     line = _one_line(_invoke("submit", "--address", "http://127.0.0.1:1", "--", "suite", "list"), 1)
     assert "pip install 'emberbench[submit]'" in line
+
+
+# -- documented ranges are usage errors (issue 22, defects 8 and 16) ------------------------------------------
+
+RANGE_IN_HELP = re.compile(r"\[(\d+), (\d+|2\*\*64 - 1)\]|\((\d+)(?:-| to )(\d+)\)")
+
+
+def _options() -> list[tuple[tuple[str, ...], object]]:
+    """Every option of every command: (command path, click parameter)."""
+    root = typer.main.get_command(app)
+    found = []
+
+    def walk(group, path):  # noqa: ANN001, ANN202
+        for name, command in sorted(group.commands.items()):
+            if hasattr(command, "commands"):
+                walk(command, (*path, name))
+            else:
+                found.extend(((*path, name), p) for p in command.params if p.param_type_name == "option")
+
+    walk(root, ())
+    return found
+
+
+def _bounds(param) -> tuple[int, int] | None:  # noqa: ANN001
+    """The range an option's parser (or list callback) enforces, if it has one."""
+    info = param.type_descriptor.parameter_info
+    for func in (info.parser, info.callback):
+        if hasattr(func, "bounds"):
+            return func.bounds()
+    return None
+
+
+def _shown(number: int) -> str:
+    return "2**64 - 1" if number == MAX_SEED else str(number)
+
+
+BOUNDED = [(path, p, _bounds(p)) for path, p in _options() if _bounds(p) is not None]
+
+
+def test_every_range_written_in_a_help_is_the_range_its_parser_enforces() -> None:
+    """Issue 22 (defect 16): `--count` said "1 to 10000", `--embed` "1-1000" and `--resamples` "[100, 1000000]"
+    but parsed any positive integer and left the range to the library (exit 1). Now every option whose help
+    states a range has a parser that enforces exactly that range, and every narrower range is in the help."""
+    documented = 0
+    for path, param in _options():
+        found = RANGE_IN_HELP.findall(param.help or "")
+        bounds = _bounds(param)
+        if found:
+            documented += 1
+            assert bounds is not None, (path, param.opts, "states a range its parser does not enforce")
+            low, high = [g for g in found[0] if g]
+            assert (low, high) == (_shown(bounds[0]), _shown(bounds[1])), (path, param.opts, param.help, bounds)
+        elif bounds is not None:
+            assert bounds[1] == MAX_COUNT, (path, param.opts, "a range narrower than 10**12 missing from the help")
+    assert documented >= 15
+
+
+@pytest.mark.parametrize(("path", "param", "bounds"), BOUNDED,
+                         ids=[f"{' '.join(path)} {p.opts[0]}" for path, p, _ in BOUNDED])
+def test_a_value_outside_an_options_range_is_a_usage_error(path: tuple[str, ...], param, bounds: tuple[int, int],  # noqa: ANN001
+                                                           tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 22 (defects 8, 16): for every option of every command with a range (found by walking the command
+    tree, not listed by hand), the value just above it, and just below it where that is still a number,
+    is a usage error: exit 2, one line naming the option, before anything is read or written."""
+    monkeypatch.chdir(tmp_path)
+    option = param.opts[0]
+    outside = [str(bounds[1] + 1)] + ([str(bounds[0] - 1)] if bounds[0] > 0 else [])
+    for value in outside:
+        line = _one_line(_invoke(*path, option, value), 2)
+        assert option in line and value in line, line
+    assert list(tmp_path.iterdir()) == []

@@ -77,9 +77,53 @@ def test_the_token_file_is_private(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     token = path.read_text()
     assert len(token) == 64 and int(token, 16) >= 0
     assert ensure_private_token(tmp_path) is None and path.read_text() == token
-    monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", str(tmp_path / "elsewhere"))
+    monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", str(path))
     assert ensure_private_token(tmp_path / "other-home") is None
     assert not (tmp_path / "other-home").exists()
+
+
+def _dangling(path: Path) -> None:
+    path.symlink_to(path.parent / "planted")
+
+
+def _link_to_a_token(path: Path) -> None:
+    (path.parent / "real-token").write_text("ab" * 32)
+    path.symlink_to(path.parent / "real-token")
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (_dangling, "is a symbolic link"),
+    (_link_to_a_token, "is a symbolic link"),
+    (lambda path: os.mkfifo(path), "is not a regular file"),
+])
+@pytest.mark.parametrize("named_by", ["home", "RAY_AUTH_TOKEN_PATH"])
+def test_a_token_path_that_is_a_link_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make, message: str,  # noqa: ANN001
+                                               named_by: str) -> None:
+    """Issue 22 (defect 7): a dangling ~/.ray/auth_token link was taken for an existing token, and Ray then wrote
+    a new token through it, creating the link's target with mode 0644. A token path that is a link (or not a
+    regular file) is now refused before Ray starts, and nothing is created anywhere."""
+    for name in hygiene.TOKEN_VARS:
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / ".ray").mkdir(mode=0o700)
+    path = tmp_path / ".ray" / "auth_token"
+    if named_by == "RAY_AUTH_TOKEN_PATH":
+        path = tmp_path / "token"
+        monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", str(path))
+    make(path)
+    before = sorted(p.name for p in path.parent.iterdir())
+    with pytest.raises(ClusterError, match=f"Ray token file {path} {message}"):
+        ensure_private_token(tmp_path)
+    assert sorted(p.name for p in path.parent.iterdir()) == before
+    assert not (path.parent / "planted").exists()
+
+
+def test_a_token_path_naming_nothing_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """RAY_AUTH_TOKEN_PATH naming no file would make Ray write a new token to ~/.ray/auth_token: refused."""
+    monkeypatch.delenv("RAY_AUTH_TOKEN", raising=False)
+    monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", str(tmp_path / "elsewhere"))
+    with pytest.raises(ClusterError, match="RAY_AUTH_TOKEN_PATH=.*elsewhere: no such file"):
+        ensure_private_token(tmp_path)
+    assert list(tmp_path.iterdir()) == []
 
 
 class _NoRay:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 
 import pytest
+from typer.testing import CliRunner
 
+from emberbench.cli.main import app
 from emberbench.episode import play_episode
 from emberbench.errors import AgentError, PolicyError
 from emberbench.manifest import EvaluationManifest, ManifestEntry
@@ -14,7 +17,7 @@ from emberbench.policies.spec import closing, resolve_policy
 from emberbench.results import load_result
 from emberbench.runner import run_evaluation
 from tests.conftest import ROOT
-from tests.helpers import wait_gone
+from tests.helpers import process_alive, wait_gone
 
 EXAMPLE = ROOT / "docs" / "examples" / "agents" / "nearest_exit_agent.js"
 NODE = shutil.which("node")
@@ -326,3 +329,82 @@ def test_bad_command_lines_and_timeouts_are_agent_errors(command: str, timeout: 
     ValueError or OverflowError traceback."""
     with pytest.raises(AgentError, match=message):
         resolve_policy(f"cmd:{command}", agent_timeout=timeout)
+
+
+DOUBLE_FORK = ("import json, os, sys\n"
+               "read, write = os.pipe()\n"
+               "if os.fork() == 0:\n"
+               "    os.setsid()  # a session (and group) of its own\n"
+               "    child = os.fork()\n"
+               "    if child == 0:\n"
+               "        os.execvp('sleep', ['sleep', '300'])\n"
+               "    os.write(write, str(child).encode())\n"
+               "    os._exit(0)  # the grandchild is now an orphan: no longer the agent's descendant\n"
+               "os.close(write)\n"
+               "open(sys.argv[1], 'w').write(os.read(read, 100).decode())\n"
+               "for line in sys.stdin:\n"
+               "    print(json.dumps({p['id']: 'stay' for p in json.loads(line)['people']}), flush=True)\n")
+
+
+@pytest.mark.parametrize("ending", ["finished", "timed out", "crashed"])
+def test_a_process_the_agent_detached_with_setsid_ends_with_the_episode(tmp_path, suite, ending) -> None:  # noqa: ANN001
+    """Issue 22 (defect 7): a grandchild the agent detached (fork, setsid, fork, exit: a daemon's double fork) left
+    the agent's process group and outlived the episode; it is now found by the mark it inherited and ended too."""
+    code = DOUBLE_FORK
+    if ending == "timed out":
+        code = code.replace("for line in sys.stdin:", "import time\nsys.stdin.readline()\ntime.sleep(60)\nfor line in []:")
+    elif ending == "crashed":
+        code = code.replace("for line in sys.stdin:", "sys.stdin.readline()\nsys.exit(3)\nfor line in []:")
+    script, pid_file = tmp_path / "agent.py", tmp_path / "grandchild.pid"
+    script.write_text(code)
+    agent = resolve_policy(f"cmd:{PY} {script} {pid_file}", agent_timeout=1.0)()
+    try:
+        with closing(agent):
+            play_episode(suite.scenario("v1-pub-01-single-exit-sparse"), 0, agent)
+    except AgentError:
+        assert ending != "finished"
+    grandchild = int(pid_file.read_text())
+    try:
+        assert wait_gone(grandchild, 5.0)
+    finally:
+        if process_alive(grandchild):
+            os.kill(grandchild, 9)
+
+
+def test_a_log_folder_that_is_a_link_is_refused_before_anything_runs(tmp_path, suite) -> None:  # noqa: ANN001
+    """Issue 22 (defect 7): `--agent-log LINK` followed the link and the logs landed in the folder it points to;
+    a log folder that is a symbolic link is now refused when the policy is made (and again before a save)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / "logs").symlink_to(outside)
+    with pytest.raises(AgentError, match="agent log folder .*logs is a symbolic link"):
+        resolve_policy("cmd:true", agent_log=str(tmp_path / "logs"))
+    result = CliRunner().invoke(app, ["episode", "v1-pub-01-single-exit-sparse", "--policy", "cmd:true",
+                                      "--agent-log", str(tmp_path / "logs")])
+    assert result.exit_code == 1 and "is a symbolic link" in result.stderr and len(result.stderr.splitlines()) == 1
+    assert list(outside.iterdir()) == []
+
+
+def _fifo(path) -> None:  # noqa: ANN001
+    os.mkfifo(path)
+
+
+def _link(path) -> None:  # noqa: ANN001
+    path.symlink_to(path.parent / "elsewhere.log")
+
+
+@pytest.mark.parametrize("make", [_fifo, _link], ids=["fifo", "link"])
+def test_a_log_file_that_cannot_be_written_stops_the_episode_before_the_agent_starts(tmp_path, suite, make) -> None:  # noqa: ANN001
+    """Issue 22 (defect 7): a log path that is a FIFO or a link was refused only when the log was saved, after
+    the whole episode had been played; it is now refused before the agent process starts."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    make(logs / "v1-pub-01-single-exit-sparse.seed-0.stderr.log")
+    started = tmp_path / "started"
+    spec = _agent(tmp_path, f"open({str(started)!r}, 'w').close()\nimport sys, json\nfor line in sys.stdin:\n"
+                            "    print(json.dumps({p['id']: 'stay' for p in json.loads(line)['people']}), flush=True)\n")
+    with pytest.raises(AgentError, match="cannot save the agent's stderr log: .*seed-0.stderr.log is a"), \
+            closing(resolve_policy(spec, agent_log=str(logs))()) as agent:
+        play_episode(suite.scenario("v1-pub-01-single-exit-sparse"), 0, agent)
+    assert not started.exists()
+    assert not (tmp_path / "logs" / "elsewhere.log").exists()

@@ -145,8 +145,8 @@ def test_calibrate_writes_once(made: Path, tmp_path: Path) -> None:
     result = invoke("suite", "calibrate", made, "--seeds", "0", "--out", out)
     assert result.exit_code == 0 and out.exists() and "fire-aware" in result.output
     assert one_error_line(invoke("suite", "calibrate", made, "--out", out)) == f"error: {out} exists; use --force to replace it"
-    assert "--seeds takes decimal integers" in one_error_line(
-        invoke("suite", "calibrate", made, "--seeds", "x", "--out", tmp_path / "other.json"))
+    bad = invoke("suite", "calibrate", made, "--seeds", "x", "--out", tmp_path / "other.json")
+    assert bad.exit_code == 2 and "--seeds" in bad.output and "'x' is not a seed" in bad.output  # issue 22: usage
 
 
 def test_manifest_build_subsets_and_scored(tmp_path: Path) -> None:
