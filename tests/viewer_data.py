@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from emberbench.manifest import EvaluationManifest, ManifestEntry, build_manifest
-from emberbench.runner import run_evaluation
+from emberbench.results.manifest import EvaluationManifest, ManifestEntry, build_manifest
+from emberbench.evaluation.runner import run_evaluation
 
 SCENARIOS = ("v1-pub-01-single-exit-sparse", "v1-pub-04-dead-end-corridor", "v1-pub-12-smouldering-two-exits")
 POLICIES = ("stay", "greedy", "fire-aware")

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..metric_defs import METRIC_NAMES
+from ..records.metric_defs import METRIC_NAMES
 
 from ._common import user_errors
 from .args import parse_embed, parse_resamples
@@ -37,7 +37,7 @@ def report(
     suite: SuiteOption = None,
 ) -> None:
     """Write a static report: leaderboard, paired comparisons, egress curves, casualty heat maps, viewers."""
-    from ..suite import load_suite
+    from ..sim.suite import load_suite
     from ..viewer.report import build_report
 
     built = build_report(list(results), load_suite(suite), out, baseline=baseline, stats=list(stats or []),

@@ -34,7 +34,7 @@ def view(
     suite: SuiteOption = None,
 ) -> None:
     """Write a self-contained HTML page that animates an episode (or play it in the terminal)."""
-    from ..suite import load_suite
+    from ..sim.suite import load_suite
     from ..viewer import Wanted, claim_output_file, default_page_path, play_in_terminal, view_frames, view_page
 
     wanted = Wanted(index=episode, scenario_id=scenario, seed=seed)
@@ -43,7 +43,7 @@ def view(
         return
     target = claim_output_file(out if out is not None else default_page_path(path), force=force)
     page = view_page(path, load_suite(suite), wanted=wanted, embed=embed)
-    from ..atomic import atomic_write_bytes
+    from ..io.atomic import atomic_write_bytes
 
     atomic_write_bytes(target, page)
     typer.echo(f"viewer written to {target} ({len(page)} bytes)")

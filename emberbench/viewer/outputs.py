@@ -1,6 +1,6 @@
 """Where presentation writes: single files, and report folders.
 
-Every file goes through the output policy (:func:`emberbench.atomic.atomic_write_bytes`).
+Every file goes through the output policy (:func:`emberbench.io.atomic.atomic_write_bytes`).
 On top of it:
 
 * a single output file that exists is refused unless ``force`` is given;
@@ -23,10 +23,10 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..atomic import atomic_write_bytes, check_output_path, fsync_dir
+from ..io.atomic import atomic_write_bytes, check_output_path, fsync_dir
 from ..errors import OutputPathError, PresentationError
-from ..input_policy import SMALL_JSON, load_json
-from ..versions import REPORT_FILES_VERSION
+from ..io.input_policy import SMALL_JSON, load_json
+from ..io.versions import REPORT_FILES_VERSION
 
 REPORT_INDEX = "report-files.json"
 REPORT_INDEX_VERSION = REPORT_FILES_VERSION

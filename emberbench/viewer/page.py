@@ -27,8 +27,8 @@ from importlib import resources
 from typing import Any
 
 from ..errors import PresentationError
-from ..input_policy import MiB
-from ..suite import Suite
+from ..io.input_policy import MiB
+from ..sim.suite import Suite
 from .frames import episode_frames
 from .payload import ScenarioTable, episode_payload, page_document, script_json
 from .source import AuthenticatedEpisode

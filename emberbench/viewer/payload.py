@@ -23,10 +23,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..metric_defs import METRICS
-from ..metrics import metric_fractions
-from ..scenario import Scenario
-from ..versions import VIEWER_DATA_VERSION
+from ..records.metric_defs import METRICS
+from ..records.metrics import metric_fractions
+from ..sim.scenario import Scenario
+from ..io.versions import VIEWER_DATA_VERSION
 from .frames import EpisodeFrames
 
 

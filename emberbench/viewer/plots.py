@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PresentationError
-from ..suite import Suite
+from ..sim.suite import Suite
 from .figures import ForestRow, egress_curves, group_forest, heat_maps, metric_forest
 from .outputs import claim_output_file
 from .report import DEFAULT_RESAMPLES, choose_baseline, gather_inputs, report_statistics
@@ -176,7 +176,7 @@ def plot_figure(kind: FigureKind, results: list[Path], suite: Suite, out: Path, 
             maps = heat_maps(collections, by_id[scenario])
             fig = figure(figsize=(3.2 * len(maps) + 1, 3.6), layout="constrained")
             _draw_heatmap(fig, maps, scenario)
-    from ..atomic import atomic_write_bytes
+    from ..io.atomic import atomic_write_bytes
 
     atomic_write_bytes(target, _save(fig, target, fmt_name))
     return target

@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import PresentationError
-from ..metric_defs import METRIC_NAMES
-from ..suite import Suite
+from ..records.metric_defs import METRIC_NAMES
+from ..sim.suite import Suite
 from .collect import ResultCollection, collect_result
 from .outputs import ReportFolder
 from .page import DEFAULT_EMBED

@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from ..metric_defs import METRIC_NAMES, METRICS_BY_NAME
+from ..records.metric_defs import METRIC_NAMES, METRICS_BY_NAME
 from .figures import egress_curves, group_forest, heat_maps, metric_forest, scenario_ids
 from .page import asset_text
 from .svg import egress_svg, forest_svg, heatmap_svg, wlt_svg

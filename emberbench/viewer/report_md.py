@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..metric_defs import METRIC_NAMES
+from ..records.metric_defs import METRIC_NAMES
 from .figures import metric_forest
 from .tables import cell_text, group_cells, groups_of, metric_header, ordered_inputs, viewer_link
 

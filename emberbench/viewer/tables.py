@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..metric_defs import METRICS_BY_NAME
+from ..records.metric_defs import METRICS_BY_NAME
 from .summary import Cell, GroupCells
 from .svg import fmt
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import PresentationError
-from ..suite import Suite
+from ..sim.suite import Suite
 from .frames import EpisodeFrames, episode_frames
 from .page import DEFAULT_EMBED, ResultPageBuilder, Wanted, record_page
 from .source import AuthenticatedEpisode, find_episode, read_record, sniff_kind, stream_result

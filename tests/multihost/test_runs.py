@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from emberbench.manifest import build_manifest, write_manifest
-from emberbench.runner import run_evaluation
-from emberbench.store_runner import open_store
+from emberbench.results.manifest import build_manifest, write_manifest
+from emberbench.evaluation.runner import run_evaluation
+from emberbench.evaluation.store_runner import open_store
 from tests.rig import BUCKET, Rig
 
 pytestmark = pytest.mark.multihost

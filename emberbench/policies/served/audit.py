@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ...episode import replay
-from ...record import RunRecord
-from ...scenario import Scenario
-from ...simulator import Simulation
+from ...records.episode import replay
+from ...records.record import RunRecord
+from ...sim.scenario import Scenario
+from ...sim.simulator import Simulation
 from .cache import ResponseCache, ref_name
 from .prompt import PARAMETERS, PROMPT_VERSION, render_messages
 from .request import ChatRequest

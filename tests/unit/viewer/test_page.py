@@ -63,7 +63,7 @@ def test_page_fetches_nothing(results, suite) -> None:  # noqa: ANN001
 
 def test_page_script_reads_exactly_the_written_version() -> None:
     """The page's script refuses any data version but the one Python writes."""
-    from emberbench.versions import VIEWER_DATA_VERSION
+    from emberbench.io.versions import VIEWER_DATA_VERSION
     from emberbench.viewer.page import asset_text
 
     assert f'DATA.viewer_data_version !== "{VIEWER_DATA_VERSION}"' in asset_text("viewer.js")

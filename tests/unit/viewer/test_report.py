@@ -8,9 +8,9 @@ import re
 import pytest
 
 from emberbench.errors import PresentationError, StatisticsInputError
-from emberbench.metric_defs import METRIC_NAMES
-from emberbench.pairing import load_pair
-from emberbench.results import load_result
+from emberbench.records.metric_defs import METRIC_NAMES
+from emberbench.results.pairing import load_pair
+from emberbench.results.artifact import load_result
 from emberbench.statistics import aggregate_statistics, paired_statistics
 from emberbench.viewer.report import build_report, model_slug
 
@@ -144,7 +144,7 @@ def genuine(report, tmp_path_factory):  # noqa: ANN001
 def _forge(source, target, mutate):  # noqa: ANN001, ANN202
     form = json.loads(source.read_bytes())
     mutate(form)
-    from emberbench.canonical import canonical_bytes
+    from emberbench.io.canonical import canonical_bytes
 
     target.write_bytes(canonical_bytes(form) + b"\n")
     return target
