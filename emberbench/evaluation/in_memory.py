@@ -18,7 +18,8 @@ from ..records.episode import play_episode
 from ..results.manifest import EvaluationManifest, check_manifest
 from ..records.metrics import EpisodeMetrics
 from ..policies.spec import PolicyFactory, closing, resolve_policy
-from ..results.artifact import EvaluationResult, artifact_chunks, episode_chunk, parse_result_bytes, result_from_dict, validate_model_id
+from ..results.artifact import EvaluationResult, artifact_chunks, episode_chunk, parse_result_bytes, result_from_dict
+from ..results.header import validate_model_id
 from ..sim.suite import Suite
 
 

@@ -33,7 +33,8 @@ from ..results.manifest import EvaluationManifest, ManifestEntry, check_manifest
 from .output_lock import OutputLock
 from ..policies.spec import FreshPolicies, PolicyFactory, closing, policy_spec_of, resolve_policy
 from .record_puts import PUT_THREADS, record_putter
-from ..results.artifact import Authenticator, artifact_chunks, authenticate_all, episode_chunk, validate_model_id
+from ..results.artifact import Authenticator, artifact_chunks, authenticate_all, episode_chunk
+from ..results.header import validate_model_id
 from ..sim.suite import Suite
 
 Progress = Callable[[int, int], None]

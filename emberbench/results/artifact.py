@@ -14,6 +14,7 @@ the artifact can be assembled from the stored canonical bytes of each record
 without parsing them again (:func:`artifact_chunks`). The result digest is the
 SHA-256 of the artifact file as saved (canonical JSON and the newline).
 
+The header's keys and checks live in :mod:`emberbench.results.header`.
 Reading and verifying stream the file (:mod:`emberbench.results.stream`);
 :func:`load_result` is a convenience on top that keeps every episode in
 memory, for library users with results that fit there.
@@ -28,39 +29,15 @@ from typing import Any
 
 from ..io.canonical import CanonicalFormError, canonical_bytes, parse_json_strict
 from ..records.episode import authenticate
-from ..errors import ManifestError, RecordAuthenticationError, ResultError
+from ..errors import RecordAuthenticationError, ResultError
 from ..io.input_policy import RESULT, open_input
-from .manifest import EvaluationManifest, ManifestEntry, manifest_from_dict
+from .header import check_header, header_dict
+from .manifest import EvaluationManifest, ManifestEntry
 from ..records.metrics import EpisodeMetrics
 from ..records.record import RunRecord
 from ..sim.suite import Suite
-from ..io.versions import RESULT_VERSION
-
-HEADER_FIELDS = (
-    "suite_id", "suite_version", "suite_hash", "simulator_version", "observation_version", "metrics_version",
-)
-RESULT_KEYS = frozenset({"result_version", "model_id", "evaluation_manifest_hash", "manifest", "episodes",
-                         *HEADER_FIELDS})
-EPISODE_KEYS = frozenset({"index", "scenario_id", "scenario_hash", "seed", "record_digest", "record", "metrics"})
-MAX_MODEL_ID = 256
-
-
-def validate_model_id(model_id: object) -> str:
-    """Return ``model_id`` if it is 1-256 printable characters with no outer whitespace.
-
-    Raises:
-        ResultError: otherwise.
-    """
-    if not isinstance(model_id, str):
-        raise ResultError(f"model_id must be a string, got {type(model_id).__name__}")
-    if not 1 <= len(model_id) <= MAX_MODEL_ID:
-        raise ResultError(f"model_id must have 1 to {MAX_MODEL_ID} characters, got {len(model_id)}")
-    if not model_id.isprintable():
-        raise ResultError(f"model_id {model_id!r} contains non-printable characters")
-    if model_id != model_id.strip():
-        raise ResultError(f"model_id {model_id!r} has leading or trailing whitespace")
-    return model_id
-
+from .stream import read_artifact_header as read_tail
+from .stream import verify_artifact
 
 @dataclass(frozen=True, slots=True)
 class ResultEpisode:
@@ -107,19 +84,6 @@ class EvaluationResult:
             for e in self.episodes
         ]
         return out
-
-
-def header_dict(manifest: EvaluationManifest, model_id: str) -> dict[str, Any]:
-    """Every top-level artifact field except ``episodes``."""
-    out: dict[str, Any] = {
-        "result_version": RESULT_VERSION,
-        "model_id": model_id,
-        "evaluation_manifest_hash": manifest.hash,
-        "manifest": manifest.to_dict(),
-    }
-    for name in HEADER_FIELDS:
-        out[name] = getattr(manifest, name)
-    return out
 
 
 def episode_chunk(entry: ManifestEntry, record_bytes: bytes, record_digest: str, metrics_bytes: bytes) -> bytes:
@@ -201,44 +165,7 @@ def read_result_manifest(path: str | Path) -> tuple[EvaluationManifest, str, dic
     return manifest, model_id, data, raw
 
 
-def check_header(data: dict[str, Any], where: str) -> tuple[EvaluationManifest, str]:
-    """Check the top-level fields of an artifact object (``episodes`` only for presence).
-
-    Returns:
-        (manifest, model_id).
-
-    Raises:
-        ResultError: the first failing check: version, keys, model id,
-            embedded manifest, its hash, then each repeated header field.
-    """
-    if "result_version" in data and data["result_version"] != RESULT_VERSION:
-        raise ResultError(
-            f"{where}: unsupported result_version {data['result_version']!r} (this version reads {RESULT_VERSION!r})"
-        )
-    unknown, missing = sorted(set(data) - RESULT_KEYS), sorted(RESULT_KEYS - set(data))
-    if unknown or missing:
-        raise ResultError(f"{where}: top-level keys differ: unknown {unknown}, missing {missing}")
-    model_id = data["model_id"]
-    try:
-        validate_model_id(model_id)
-        manifest = manifest_from_dict(data["manifest"], where="embedded manifest")
-    except (ResultError, ManifestError) as exc:
-        raise ResultError(f"{where}: {exc}") from None
-    if manifest.hash != data["evaluation_manifest_hash"]:
-        raise ResultError(
-            f"{where}: embedded manifest hashes to {manifest.hash}, not evaluation_manifest_hash "
-            f"{data['evaluation_manifest_hash']}"
-        )
-    for name in HEADER_FIELDS:
-        if data[name] != getattr(manifest, name):
-            raise ResultError(f"{where}: header {name} {data[name]!r} differs from the manifest's "
-                              f"{getattr(manifest, name)!r}")
-    return manifest, model_id
-
-
 def _collect(source: Any, suite: Suite, where: str | None, authenticator: Any) -> EvaluationResult:
-    from .stream import verify_artifact
-
     episodes: list[ResultEpisode] = []
 
     def keep(e: Any) -> None:
@@ -291,8 +218,6 @@ def load_result(path: str | Path, suite: Suite, *, authenticator: Any = None) ->
 
 def read_artifact_header(path: str | Path) -> dict[str, Any]:
     """An artifact's top-level fields other than ``episodes``, read from the end (see :mod:`.stream`)."""
-    from .stream import read_artifact_header as read_tail
-
     return read_tail(path)
 
 
@@ -301,11 +226,9 @@ __all__ = [
     "ResultEpisode",
     "artifact_chunks",
     "authenticate_all",
-    "check_header",
     "episode_chunk",
     "load_result",
     "read_artifact_header",
     "read_result_manifest",
     "result_from_dict",
-    "validate_model_id",
 ]

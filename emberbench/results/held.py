@@ -30,7 +30,8 @@ from ..errors import MALFORMED, CanonicalFormError, ManifestError, ResultError
 from .manifest import ManifestEntry, check_manifest_hash, check_manifest_object
 from ..records.metrics import EpisodeMetrics
 from ..records.record import RunRecord
-from .artifact import EvaluationResult, ResultEpisode, header_dict, validate_model_id
+from .artifact import EvaluationResult, ResultEpisode
+from .header import header_dict, validate_model_id
 
 
 def _require(value: object, kind: type, where: str) -> None:

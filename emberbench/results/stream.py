@@ -52,7 +52,7 @@ from ..records.metrics import EpisodeMetrics
 from ..records.record import RunRecord, record_from_dict
 from ..records.replay import Authenticator, Replayer, ReplayFailure, ReplayJob, as_replayer
 from .text import BLOCK_BYTES, DISCARDED, KNOWN, ArtifactWalker, KnownText, prefixed
-from .artifact import EPISODE_KEYS, RESULT_KEYS, check_header
+from .header import EPISODE_KEYS, RESULT_KEYS, check_header
 from ..sim.suite import Suite
 
 HEAD = b'{"episodes":['

@@ -71,7 +71,7 @@ from ..io.input_policy import (
     check_json_depth,
     leading_value_count,
 )
-from .artifact import RESULT_KEYS
+from .header import RESULT_KEYS
 
 BLOCK_BYTES = 1 << 20
 """Bytes read from the file at a time."""
