@@ -166,7 +166,7 @@ def check_sidecar(found: RunSidecar, manifest: Any, model_id: str, spec: str, ou
     Raises:
         ResumeError: naming both values and the way out.
     """
-    from .runner import check_resumable
+    from .output import check_resumable
 
     where = sidecar_path_of(out)
     try:
@@ -177,6 +177,25 @@ def check_sidecar(found: RunSidecar, manifest: Any, model_id: str, spec: str, ou
         raise ResumeError(
             f"{out} was begun with policy {found.policy!r} ({where.name}); this run uses policy {spec!r}, and one "
             "artifact never mixes policies: resume it with the same --policy, or choose another --out")
+
+
+def output_sidecar(out: Path, exists: bool, manifest: Any, model_id: str, spec: str) -> Any:
+    """The run sidecar of an existing output, checked against this run (None if there is none to check).
+
+    Without one, its path is put through the output policy at once, since the
+    run will write it.
+
+    Raises:
+        OutputPathError: the sidecar's path is not a regular file or nothing.
+        RunInfoError: the sidecar cannot be read or is not one.
+        ResumeError: it names another manifest, model id or policy spec.
+    """
+    found = read_sidecar(out) if exists else None
+    if found is None:
+        check_sidecar_path(out)
+    else:
+        check_sidecar(found, manifest, model_id, spec, out)
+    return found
 
 
 def refuse_unknown_policy(out: str | os.PathLike[str]) -> ResumeError:
@@ -222,5 +241,5 @@ def starts_empty(output: str | os.PathLike[str]) -> bool:
         return False
 
 
-__all__ = ["SIDECAR_SUFFIX", "RunSidecar", "check_sidecar", "check_sidecar_path", "new_sidecar", "policy_note",
+__all__ = ["SIDECAR_SUFFIX", "RunSidecar", "check_sidecar", "check_sidecar_path", "new_sidecar", "output_sidecar", "policy_note",
            "read_sidecar", "refuse_unknown_policy", "sidecar_path_of", "starts_empty", "write_sidecar"]

@@ -25,12 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..io.atomic import atomic_write_bytes, check_output_path
+from ..io.atomic import atomic_write_bytes
 from ..io.canonical import canonical_bytes, sha256_hex
 from ..records.episode import play_episode
-from ..errors import ResultError, ResumeError
+from ..errors import ResultError
 from ..results.manifest import EvaluationManifest, ManifestEntry, check_manifest
+from .output import check_resumable, output_exists
 from .output_lock import OutputLock
+from .run_sidecar import output_sidecar
 from ..policies.spec import FreshPolicies, PolicyFactory, closing, policy_spec_of, resolve_policy
 from .record_puts import PUT_THREADS, record_putter
 from ..results.artifact import Authenticator, artifact_chunks, authenticate_all, episode_chunk
@@ -426,49 +428,6 @@ class ArtifactSink:
         pass
 
 
-def output_exists(out: Path, resume: bool) -> bool:
-    """Whether there is an artifact to resume at ``out``.
-
-    The output policy is applied first, before anything is read: ``out`` must
-    be nothing or a regular file (a device or FIFO given as ``--out`` would
-    otherwise be read as an artifact to resume, without end).
-
-    Raises:
-        OutputPathError: ``out`` is a link, FIFO, device, socket or folder.
-        ResumeError: it exists and ``resume`` is False (it is never overwritten).
-        ResultError: it does not exist and neither does its folder.
-    """
-    if not out.parent.exists():
-        raise ResultError(f"{out.parent}: output folder does not exist")
-    check_output_path(out)
-    if out.exists():
-        if not resume:
-            raise ResumeError(f"{out} exists and resume is off; an existing artifact is never overwritten")
-        return True
-    return False
-
-
-def output_sidecar(out: Path, exists: bool, manifest: EvaluationManifest, model_id: str, spec: str) -> Any:
-    """The run sidecar of an existing output, checked against this run (None if there is none to check).
-
-    Without one, its path is put through the output policy at once, since the
-    run will write it.
-
-    Raises:
-        OutputPathError: the sidecar's path is not a regular file or nothing.
-        RunInfoError: the sidecar cannot be read or is not one.
-        ResumeError: it names another manifest, model id or policy spec.
-    """
-    from .run_sidecar import check_sidecar, check_sidecar_path, read_sidecar
-
-    found = read_sidecar(out) if exists else None
-    if found is None:
-        check_sidecar_path(out)
-    else:
-        check_sidecar(found, manifest, model_id, spec, out)
-    return found
-
-
 def check_before_start(manifest: EvaluationManifest, model_id: str, output_path: str | Path, spec: str, *,
                        store: Any = None, resume: bool = True) -> None:
     """The resume refusals a run can make from its output's sidecar and its journal header alone.
@@ -498,22 +457,10 @@ def check_before_start(manifest: EvaluationManifest, model_id: str, output_path:
         raise refuse_unknown_policy(out)
 
 
-def check_resumable(found_hash: str, found_model: str, manifest: EvaluationManifest, model_id: str,
-                    where: Path | str) -> None:
-    """Refuse to resume an artifact of another manifest or model id."""
-    if found_hash != manifest.hash:
-        raise ResumeError(
-            f"{where} belongs to evaluation manifest {found_hash}, not {manifest.hash}; "
-            "a changed schedule, seed order, scenario, suite or version cannot be resumed"
-        )
-    if found_model != model_id:
-        raise ResumeError(f"{where} belongs to model id {found_model!r}, not {model_id!r}")
-
-
 def stray_temp_files(out: Path) -> list[Path]:
     """Leftover ``.<name>.*.tmp`` files next to an artifact (safe to delete)."""
     return sorted(out.parent.glob(f".{out.name}.*.tmp"))
 
 
-__all__ = ["EpisodeOutcome", "ExecutorFor", "InProcessExecutor", "RunSummary", "check_before_start", "check_resumable",
-           "claim_output", "output_exists", "output_sidecar", "run_evaluation", "stray_temp_files"]
+__all__ = ["EpisodeOutcome", "ExecutorFor", "InProcessExecutor", "RunSummary", "check_before_start", "claim_output",
+           "run_evaluation", "stray_temp_files"]

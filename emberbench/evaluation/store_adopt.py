@@ -20,9 +20,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import RunIntegrityError
+from ..results.stream import stored_records, verify_artifact
+from .output import check_resumable
 from .resume_auth import CORRUPT, MISSING, OK, StoredItem, StoredVerdict
+from .store_names import store_name
 
 Verifier = Callable[[Sequence[StoredItem]], list[StoredVerdict]]
+NOT_DONE, DONE, REGENERATE = 0, 1, 2
+"""The state of each manifest index on a store-backed run's sink: adoption marks an episode done or to be played again."""
 VERIFY_BATCH = 8192
 """Journaled episodes checked per call of the verifier (each call is spread over every worker)."""
 
@@ -46,9 +51,6 @@ def adopt_artifact(sink: Any, suite: Any, authenticator: Any, journaled: dict[in
         ResumeError: it belongs to another manifest or model id, or holds episodes of an unknown policy.
         RunIntegrityError: it disagrees with the journal about an episode's record.
     """
-    from ..results.stream import verify_artifact
-    from .runner import check_resumable
-
     disagree: list[tuple[int, str, str]] = []
     taken: dict[int, str] = {}
 
@@ -64,8 +66,6 @@ def adopt_artifact(sink: Any, suite: Any, authenticator: Any, journaled: dict[in
     existing = verify_artifact(sink.out, suite, sink=take, replayer=authenticator)
     check_resumable(existing.manifest.hash, existing.model_id, sink.manifest, sink.model_id, sink.out)
     if disagree:
-        from .store_runner import store_name
-
         index, digest, known = disagree[0]
         raise RunIntegrityError(
             f"integrity error: {sink.out} episode {index} has record {digest}, but the run journal "
@@ -84,8 +84,6 @@ def adopt_artifact(sink: Any, suite: Any, authenticator: Any, journaled: dict[in
 def _store_missing(sink: Any, taken: dict[int, str]) -> None:
     """Put back the artifact's records the store lacks or holds corrupt (read again from the verified file)."""
     from emberbench.store import IntegrityError, ObjectNotFoundError
-
-    from ..results.stream import stored_records
 
     wanted: dict[int, str] = {}
     for index, digest in taken.items():
@@ -129,8 +127,6 @@ def verify_journaled(sink: Any, verifier: Verifier, journaled: dict[int, str]) -
 
 
 def _take_verdicts(sink: Any, batch: Sequence[StoredItem], verdicts: list[StoredVerdict]) -> int:
-    from .store_runner import REGENERATE, store_name
-
     passed = 0
     for (entry, digest), (index, status, payload, size) in zip(batch, verdicts, strict=True):
         if index != entry.index:

@@ -51,8 +51,10 @@ from .record_spool import RecordSpool
 from ..results.artifact import artifact_chunks, episode_chunk
 from .run_info import JournalHeader, RunInfo, is_header_entry, software_versions, this_host, this_user, utc_now
 from .run_info import write_run_info
-from .run_sidecar import new_sidecar, write_sidecar
-from .store_adopt import adopt_artifact, verify_journaled
+from .output import output_exists
+from .run_sidecar import new_sidecar, output_sidecar, write_sidecar
+from .store_adopt import DONE, REGENERATE, adopt_artifact, verify_journaled
+from .store_names import result_ref_name, store_name
 
 CHECKPOINT_BUDGET = 0.25
 """Time checkpoints of one run together write at most this fraction of the projected final artifact."""
@@ -60,24 +62,6 @@ JOURNAL_BATCH = 64
 JOURNAL_SECONDS = 1.0
 """On a remote store (S3), episode entries wait for at most JOURNAL_BATCH episodes or JOURNAL_SECONDS, then go
 in one journal write; on a local store each is written (and fsynced) at once."""
-
-NOT_DONE, DONE, REGENERATE = 0, 1, 2
-
-
-RESULT_REF_PREFIX = "results/"
-
-
-def store_name(store: Any) -> str:
-    """How messages name a store: its locator (which holds no secret), else its folder."""
-    return str(getattr(store, "locator", None) or store.root)
-
-
-def result_ref_name(manifest_hash: str, model_id: str) -> str:
-    """The ref under which a complete artifact of (manifest, model) is stored."""
-    from emberbench.store import journal_name
-
-    return f"{RESULT_REF_PREFIX}{journal_name(manifest_hash, model_id)}"
-
 
 def _journal_failure(name: str, store: Any, exc: Exception) -> RunIntegrityError:
     return RunIntegrityError(f"integrity error: the run journal {name} in store {store_name(store)} cannot be read: {exc}; "
@@ -157,8 +141,6 @@ class StoreSink:
     def __init__(self, store: Any, manifest: EvaluationManifest, model_id: str, out: Path, *, resume: bool,
                  spec: str, every: int, seconds: float, suite: Any, authenticator: Any, verifier: Any) -> None:
         from emberbench.store import journal_name
-
-        from .runner import output_exists, output_sidecar
 
         self.store, self.manifest, self.model_id, self.out = store, manifest, model_id, out
         self.spec, self.every, self.seconds = spec, every, seconds

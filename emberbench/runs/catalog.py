@@ -197,7 +197,7 @@ def resolve_run(store: Any, short_id: str) -> str:
         StoreUsageError: ``short_id`` is not a run id (see :func:`parse_run_id`), matches no run, or matches
             several (the message lists them).
     """
-    from ..evaluation.store_runner import store_name
+    from ..evaluation.store_names import store_name
 
     digits = parse_run_id(short_id)
     names = run_names(store)

@@ -208,7 +208,7 @@ def remove_run(store: Any, run: str, *, apply: bool = False) -> RunRemoval:
     """
     from emberbench.store import LockError
 
-    from ..evaluation.store_runner import RESULT_REF_PREFIX
+    from ..evaluation.store_names import RESULT_REF_PREFIX
 
     try:
         info = read_run_info(store, run)
