@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,52 +36,18 @@ from typing import TYPE_CHECKING
 from ..errors import PresentationError
 from ..records.metric_defs import METRIC_NAMES
 from ..sim.suite import Suite
-from .collect import ResultCollection, collect_result
+from .collect import collect_result
 from .outputs import ReportFolder
 from .page import DEFAULT_EMBED
+from .report_html import report_html
+from .report_md import report_markdown
+from .report_model import Report, ReportInput
 from .summary import StatsSummary, read_given_statistics, require_recomputed, summarize
 
 if TYPE_CHECKING:
     from ..statistics.reader import StatisticsFile
 
 DEFAULT_RESAMPLES = 2000
-
-
-@dataclass(frozen=True, slots=True)
-class ReportInput:
-    """One result of the report, after its single verified pass.
-
-    Attributes:
-        collection: what the pass kept.
-        slug: a file-name-safe name for the model.
-        viewer: the viewer page's path inside the report.
-        representatives: per scenario id, the episode the page opens on for
-            that scenario (most casualties), if embedded.
-    """
-
-    collection: ResultCollection
-    slug: str
-    viewer: str
-    representatives: dict[str, int]
-
-    @property
-    def model_id(self) -> str:
-        """The result's model id."""
-        return self.collection.model_id
-
-
-@dataclass(frozen=True, slots=True)
-class Report:
-    """A built report: its inputs, statistics and where it was written."""
-
-    folder: Path
-    suite: Suite
-    inputs: tuple[ReportInput, ...]
-    baseline: str
-    aggregates: dict[str, StatsSummary]
-    comparisons: dict[str, StatsSummary]
-    order_by: str | None
-    files: tuple[str, ...]
 
 
 def model_slug(model_id: str) -> str:
@@ -247,9 +212,6 @@ def build_report(results: list[Path], suite: Suite, out: Path, *, baseline: str 
                                                     resamples=resamples, write=folder.write)
         report = Report(folder=folder.folder, suite=suite, inputs=tuple(inputs), baseline=base_id,
                         aggregates=aggregates, comparisons=comparisons, order_by=order_by, files=())
-        from .report_html import report_html
-        from .report_md import report_markdown
-
         folder.write("index.html", report_html(report))
         folder.write("report.md", report_markdown(report))
         folder.finish()

@@ -12,7 +12,7 @@ from .svg import egress_svg, forest_svg, heatmap_svg, wlt_svg
 from .tables import cell_text, group_cells, groups_of, metric_header, ordered_inputs, viewer_link
 
 if TYPE_CHECKING:
-    from .report import Report
+    from .report_model import Report
 
 
 def _leaderboard(report: Report, kind: str, name: str) -> str:

@@ -9,7 +9,7 @@ from .figures import metric_forest
 from .tables import cell_text, group_cells, groups_of, metric_header, ordered_inputs, viewer_link
 
 if TYPE_CHECKING:
-    from .report import Report
+    from .report_model import Report
 
 
 def _md(text: str) -> str:

@@ -9,7 +9,7 @@ from .summary import Cell, GroupCells
 from .svg import fmt
 
 if TYPE_CHECKING:
-    from .report import Report, ReportInput
+    from .report_model import Report, ReportInput
 
 ARROW = {"higher": "\u2191", "lower": "\u2193", "none": ""}
 
