@@ -336,7 +336,7 @@ def test_concurrency_limit_holds_across_episodes(model_server, suite, tag) -> No
 def test_an_auditor_reads_every_step_from_the_cache(model_server, suite, tmp_path, tag) -> None:  # noqa: ANN001
     """From a result's records alone, every step's request is rebuilt and its cached answer is the move
     line the record holds."""
-    from emberbench.policies.served.audit import episode_exchanges
+    from emberbench.records.served_audit import episode_exchanges
     from emberbench.policies.served.reply import parse_completion
     from emberbench.store import open_store
 

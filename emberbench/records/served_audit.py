@@ -5,7 +5,8 @@ of the observations, which the record's replay reproduces. So
 :func:`episode_requests` rebuilds every step's request from a record, and
 :func:`episode_exchanges` looks each one up in the store's response cache,
 giving exactly what the model was asked and what the server answered, step
-by step.
+by step. It sits with the records, above the served-model adapter
+(:mod:`emberbench.policies.served`), because it replays them.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ...records.episode import replay
-from ...records.record import RunRecord
-from ...sim.scenario import Scenario
-from ...sim.simulator import Simulation
-from .cache import ResponseCache, ref_name
-from .prompt import PARAMETERS, PROMPT_VERSION, render_messages
-from .request import ChatRequest
+from ..policies.served.cache import ResponseCache, ref_name
+from ..policies.served.prompt import PARAMETERS, PROMPT_VERSION, render_messages
+from ..policies.served.request import ChatRequest
+from ..sim.scenario import Scenario
+from ..sim.simulator import Simulation
+from .episode import replay
+from .record import RunRecord
 
 
 def episode_requests(scenario: Scenario, record: RunRecord, model: str) -> list[ChatRequest]:
