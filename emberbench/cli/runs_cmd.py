@@ -53,7 +53,8 @@ def ls(
     reason, and the listing goes on; the command then says how many in one
     error line and exits 1.
     """
-    from ..runs.catalog import catalog_json_rows, format_row, header_line, iter_catalog, run_names, short_id_length
+    from ..evaluation.store_names import run_names
+    from ..runs.catalog import catalog_json_rows, format_row, header_line, iter_catalog, short_id_length
 
     st = _open(store_dir)
     names = run_names(st)

@@ -212,7 +212,7 @@ def run_damage(store: Any, run: str, *, journals: frozenset[str] | None = None) 
 
 def store_damage(store: Any) -> list[RunDamage]:
     """The structural damage of every run of ``store`` (named ``run-<64 hex>`` by a journal or a ref), in order."""
-    from ..runs.catalog import run_names
+    from .store_names import run_names
 
     journals = frozenset(store.journal_names())
     return [d for d in (run_damage(store, run, journals=journals) for run in run_names(store)) if d is not None]

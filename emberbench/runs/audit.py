@@ -160,7 +160,7 @@ def audit_run(store: Any, suite: Suite, run: str, *, authenticator: Replayer | A
     """
     from emberbench.store import StoreError
 
-    from .catalog import is_run_name
+    from ..evaluation.store_names import is_run_name
     from ..evaluation.run_damage import journal_damage, read_state, ref_damage
 
     ref, key = f"{RESULT_REF_PREFIX}{run}", ""

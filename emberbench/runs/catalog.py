@@ -34,6 +34,7 @@ from typing import Any
 
 from ..errors import OutputPathError, RunInfoError, StoreUsageError
 from ..evaluation.run_info import RUN_INFO_REF_PREFIX, STATES, RunInfo, read_run_info
+from ..evaluation.store_names import run_names
 from ..io.versions import RUN_CATALOG_VERSION
 
 RESULT_REF_PREFIX = "results/"
@@ -43,7 +44,6 @@ MIN_PREFIX = 4
 DISPLAY_PREFIX = 8
 """The fewest hex digits a listing shows (more when that is needed to tell two runs apart)."""
 LINE_WIDTH = 80
-_RUN_RE = re.compile(r"run-[0-9a-f]{64}")
 _HEX_RE = re.compile(r"[0-9a-f]+")
 
 
@@ -82,25 +82,6 @@ class RunDetails:
     result_ref: str
     result_key: str | None
     journal: str | None
-
-
-def is_run_name(name: str) -> bool:
-    """Whether ``name`` is the name of an EMBERBench run (``run-`` and 64 lowercase hex digits)."""
-    return _RUN_RE.fullmatch(name) is not None
-
-
-def run_names(store: Any) -> list[str]:
-    """Every run of ``store``, sorted: journals and ``runs/``/``results/`` refs named ``run-<64 hex>``.
-
-    A run whose journal was lost still has its refs, and a run whose run-info
-    was never written still has its journal: each is listed once.
-    """
-    names = {name for name in store.journal_names() if _RUN_RE.fullmatch(name)}
-    for ref in store.refs.names():
-        for lead in (RUN_INFO_REF_PREFIX, RESULT_REF_PREFIX):
-            if ref.startswith(lead) and _RUN_RE.fullmatch(ref[len(lead):]):
-                names.add(ref[len(lead):])
-    return sorted(names)
 
 
 def read_row(store: Any, run: str) -> CatalogRow:
@@ -392,13 +373,11 @@ __all__ = [
     "fit",
     "format_row",
     "header_line",
-    "is_run_name",
     "iter_catalog",
     "parse_run_id",
     "read_row",
     "resolve_run",
     "result_key",
-    "run_names",
     "short_id_length",
     "show_run",
 ]

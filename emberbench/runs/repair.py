@@ -59,7 +59,7 @@ def repair_store(store: Any, suite: Any, *, agent_timeout: float | None = None) 
         suite: the suite the runs were evaluated on.
         agent_timeout: seconds a ``cmd:`` agent may take per step.
     """
-    from .catalog import run_names
+    from ..evaluation.store_names import run_names
     from .rebuild import repair_structure
 
     repaired: list[str] = []
