@@ -76,7 +76,8 @@ from .observation import Observation
 from .scenario import Scenario
 from .simulator import _MOVE_BYTES, Outcome, Simulation
 
-_DASH, _DOT, _W, _C = ord("-"), ord("."), ord("w"), ord("c")
+_DASH = ord("-")
+_CASE_BYTES = np.frombuffer(b"..wc", dtype=np.uint8)  # the blocked-line character of each case
 _NO_CLAIM = np.iinfo(np.int64).max
 
 
@@ -262,8 +263,7 @@ class SimulationBatch:
         if not live:
             return
         lengths = np.fromiter(map(len, codes), dtype=np.int64, count=len(codes))
-        live_arr = self._live_arr
-        expected = self._count[live_arr]
+        expected = self._count[self._live_arr]
         if not np.array_equal(lengths, expected):
             bad = int(np.flatnonzero(lengths != expected)[0])
             raise ValueError(f"slot {live[bad]}: expected {int(self._count[live[bad]])} move codes, "
@@ -288,7 +288,8 @@ class SimulationBatch:
         fired = np.flatnonzero(self._first_fire[ls] <= t_prev)
         if fired.size:
             self._expose(fired, ls, gp, t_prev, pos_in)
-        self._active += np.bincount(ls, minlength=size)
+        live_arr = self._live_arr
+        self._active[live_arr] += self._count[live_arr]
 
         # 2. Moves: exactly Simulation.step's conflict rule, over all episodes at once.
         movers = c != 0
@@ -326,18 +327,16 @@ class SimulationBatch:
                     nxt[pending] = nxt[nxt[pending]]
                 status[pending] = 0  # swaps and cycles never resolve: blocked
         ok = status == 1
-        attempts = np.bincount(ls[movers], minlength=size)
-        walls = np.bincount(ls[wall_blocked], minlength=size)
-        people_blocked = attempts - walls - np.bincount(ls[ok], minlength=size)
-        self._attempts += attempts
-        self._blocked_n += walls + people_blocked
-        self._congestion += people_blocked
+        # Each person's case: 0 stays, 1 moves, 2 blocked by a wall, 3 blocked by people.
+        case = 3 * movers.astype(np.int64) - 2 * ok - wall_blocked
+        per_slot = np.bincount(ls * 4 + case, minlength=4 * size).reshape(size, 4)
+        self._attempts += per_slot[:, 1:].sum(axis=1)
+        self._blocked_n += per_slot[:, 2] + per_slot[:, 3]
+        self._congestion += per_slot[:, 3]
 
         mv, bl = P["move"], P["block"]
         mv[gp] = _MOVE_BYTES[c]
-        bl[gp] = _DOT
-        bl[gp[wall_blocked]] = _W
-        bl[gp[movers & ~wall_blocked & ~ok]] = _C
+        bl[gp] = _CASE_BYTES[case]
         mv_text = mv.tobytes().decode("ascii")
         bl_text = bl.tobytes().decode("ascii")
 
@@ -441,18 +440,17 @@ class SimulationBatch:
         widest = self._widest.arrays["widest"][self._widest.base[s] + step]
         where = gp[fired]
         known = self._people.arrays["dist"][where]
+        reach = self._reach.arrays["reach"]
         lo = np.maximum(known - 2, 0)
         hi = np.minimum(known + 1, widest)
         first = np.flatnonzero(known < 0)
-        if first.size:
-            lo[first] = 0
-            hi[first] = widest[first]
-            later = np.flatnonzero(known >= 0)
-            reach = self._reach.arrays["reach"]
-            lo[first] = _first_not_later(reach, row[first], step[first], lo[first], hi[first])
-            lo[later] = _first_not_later(reach, row[later], step[later], lo[later], hi[later])
+        if first.size:  # searched apart, so that the others keep their short search
+            again = np.flatnonzero(known >= 0)
+            lo[again] = _first_not_later(reach, row[again], step[again], lo[again], hi[again])
+            lo[first] = _first_not_later(reach, row[first], step[first], np.zeros(first.size, dtype=np.int64),
+                                         widest[first])
         else:
-            lo = _first_not_later(self._reach.arrays["reach"], row, step, lo, hi)
+            lo = _first_not_later(reach, row, step, lo, hi)
         self._people.arrays["dist"][where] = lo
         exposure = self._expo.arrays["exposure"]
         exposure += np.bincount(self._expo.base[s] + lo, minlength=exposure.size)
