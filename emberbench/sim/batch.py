@@ -96,7 +96,9 @@ class SimulationBatch:
         self._live: tuple[int, ...] = ()
         self._live_arr = np.zeros(0, dtype=np.int64)
         self._playing = [False] * size
-        self._fresh = [False] * size  # lane object reflects the batch's current state
+        # How much of each lane object reflects the batch's current state: 0 nothing,
+        # 1 what an observation needs, 2 everything (see _synced and simulation).
+        self._fresh = [0] * size
         self._t = np.zeros(size, dtype=np.int64)
         self._max_steps = np.zeros(size, dtype=np.int64)
         self._population = [0] * size
@@ -181,7 +183,7 @@ class SimulationBatch:
         self._live = tuple(sorted((*self._live, slot)))
         self._live_arr = np.asarray(self._live, dtype=np.int64)
         self._playing[slot] = True
-        self._fresh[slot] = True
+        self._fresh[slot] = 2
 
     # -- what a policy sees -----------------------------------------------------
     def observation(self, slot: int) -> Observation:
@@ -199,7 +201,9 @@ class SimulationBatch:
         :meth:`step`.
         """
         lane = self._synced(slot)
-        self._sync_rest(slot, lane)
+        if self._fresh[slot] < 2:
+            self._sync_rest(slot, lane)
+            self._fresh[slot] = 2
         return lane
 
     def outcome(self, slot: int) -> Outcome:
@@ -231,7 +235,7 @@ class SimulationBatch:
             lane.pos[:] = self._people.region("pos", slot)
             lane.state[:] = self._people.region("state", slot)
             lane.inside = np.flatnonzero(lane.state == 0)
-            self._fresh[slot] = True
+            self._fresh[slot] = 1
         return lane
 
     def _sync_rest(self, slot: int, lane: Simulation) -> None:
@@ -396,7 +400,7 @@ class SimulationBatch:
             lane = lanes[slot]
             lane._actions.append(mv_text[a : a + pop[slot]])  # type: ignore[union-attr]
             lane._blocked.append(bl_text[a : a + pop[slot]])  # type: ignore[union-attr]
-            self._fresh[slot] = False
+            self._fresh[slot] = 0
         keep = ~gone
         if any_gone:
             self._count -= np.bincount(ls[gone], minlength=size)
