@@ -1,0 +1,49 @@
+"""Batched and concurrent driving on Ray workers: the bytes of one episode at a time, in process."""
+
+from __future__ import annotations
+
+import pytest
+
+from emberbench.evaluation.drive import DriveOptions
+from emberbench.evaluation.runner import run_evaluation
+from emberbench.evaluation.store_runner import open_store
+from tests.unit.test_drive import SHORT, VARIED, manifest_of
+
+pytestmark = pytest.mark.ray
+POLICIES = "tests.drive_policies"
+
+
+def _on_ray(suite, manifest, policy, out, drive, *, store=None, workers=2):  # noqa: ANN001, ANN202
+    from emberbench.cluster import RayExecutor
+
+    root = None if store is None else store.root
+    with RayExecutor(suite, policy, workers=workers, store_root=root, drive=drive) as ex:
+        return run_evaluation(manifest, suite, policy, "m", out, executor=ex, store=store)
+
+
+@pytest.mark.parametrize("batch", [1, 7, 64])
+@pytest.mark.parametrize("policy", ["random", f"{POLICIES}:NumpyMLP"])
+def test_batched_on_ray_is_byte_identical_to_one_at_a_time_in_process(ray_cluster, suite, tmp_path, policy,
+                                                                       batch) -> None:  # noqa: ANN001
+    """Every worker plays its calls' episodes B at a time in lockstep; the artifact (with a store: records put
+    by the workers) is the in-process one-at-a-time artifact, episodes of different lengths included."""
+    manifest = manifest_of(suite, VARIED, seeds=(0, 1, 2))
+    reference = tmp_path / "reference.json"
+    run_evaluation(manifest, suite, policy, "m", reference)
+    out = tmp_path / "ray.json"
+    summary = _on_ray(suite, manifest, policy, out, DriveOptions(batch_size=batch), store=open_store(tmp_path / "s"))
+    assert out.read_bytes() == reference.read_bytes()
+    assert summary.ran == len(manifest.episodes)
+
+
+def test_slow_policy_on_ray_gives_the_same_artifact_at_concurrency_1_and_64(ray_cluster, suite, tmp_path) -> None:  # noqa: ANN001
+    """A 50 ms-per-step policy on one Ray worker: 64 episodes in flight write the artifact of one in flight."""
+    manifest = manifest_of(suite, SHORT)
+    outs = []
+    for concurrency in (1, 64):
+        out = tmp_path / f"c{concurrency}.json"
+        _on_ray(suite, manifest, f"{POLICIES}:SleepyGreedy", out, DriveOptions(concurrency=concurrency), workers=1)
+        outs.append(out.read_bytes())
+    reference = tmp_path / "greedy.json"
+    run_evaluation(manifest, suite, "greedy", "m", reference)
+    assert outs[0] == outs[1] == reference.read_bytes()
