@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -23,18 +25,66 @@ FAIL_SHAPE = (15, 28)
 """v1-pub-09-threatened-nearest-exit, the only 15 x 28 map of the public suite."""
 
 
-def _example(name: str) -> Any:
-    """A module of docs/examples/policies, loaded from its file (it is not a package)."""
-    path = ROOT / "docs" / "examples" / "policies" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"emberbench_example_{name}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+EXAMPLES = ROOT / "docs" / "examples" / "policies"
 
 
-numpy_mlp = _example("numpy_mlp")
+def example(name: str) -> Any:
+    """A module of docs/examples/policies, imported under its own name (the examples import each other)."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+numpy_mlp = example("numpy_mlp")
 NumpyMLP = numpy_mlp.NumpyMLP
+LOAD_COUNTER = "emberbench-test-weight-loads"
+
+
+class LoadCounter:
+    """A named Ray actor (made by a test) that collects the process id of every weight load."""
+
+    def __init__(self) -> None:
+        self.loads: list[int] = []
+
+    def add(self, pid: int) -> None:
+        self.loads.append(pid)
+
+    def get(self) -> list[int]:
+        return self.loads
+
+
+def _report_load(before: int) -> None:
+    """Tell the load counter, if there is one, that this process loaded the weights."""
+    if len(numpy_mlp.LOADS) == before:
+        return
+    try:
+        import ray
+
+        counter = ray.get_actor(LOAD_COUNTER)
+    except (ImportError, ValueError):
+        return
+    ray.get(counter.add.remote(os.getpid()))
+
+
+class CountedMLP:
+    """NumpyMLP that reports each weight load to the load counter."""
+
+    def __new__(cls) -> Any:  # type: ignore[misc]
+        before = len(numpy_mlp.LOADS)
+        policy = NumpyMLP()
+        _report_load(before)
+        return policy
+
+    @staticmethod
+    def batch_factory() -> Any:
+        before = len(numpy_mlp.LOADS)
+        policy = NumpyMLP.batch_factory()
+        _report_load(before)
+        return policy
 
 
 class InFlight:

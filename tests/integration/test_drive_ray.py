@@ -47,3 +47,23 @@ def test_slow_policy_on_ray_gives_the_same_artifact_at_concurrency_1_and_64(ray_
     reference = tmp_path / "greedy.json"
     run_evaluation(manifest, suite, "greedy", "m", reference)
     assert outs[0] == outs[1] == reference.read_bytes()
+
+
+@pytest.mark.parametrize("drive", [DriveOptions(), DriveOptions(batch_size=4)])
+def test_weights_load_once_per_worker_not_per_episode(ray_cluster, suite, tmp_path, drive) -> None:  # noqa: ANN001
+    """Each Ray worker loads the network's weights at its first episode and never again (18 episodes, 2
+    workers: at most 2 loads, each in another process), while every episode or batch gets a new policy."""
+    import ray
+
+    from emberbench.cluster.workers import remote_class
+    from tests.drive_policies import LOAD_COUNTER, LoadCounter
+
+    counter = remote_class(LoadCounter).options(name=LOAD_COUNTER, num_cpus=0).remote()
+    try:
+        manifest = manifest_of(suite, VARIED[:3], seeds=(0, 1, 2, 3, 4, 5))
+        _on_ray(suite, manifest, f"{POLICIES}:CountedMLP", tmp_path / "r.json", drive)
+        loads = ray.get(counter.get.remote())
+    finally:
+        ray.kill(counter)
+    assert 1 <= len(loads) <= 2
+    assert len(set(loads)) == len(loads)
