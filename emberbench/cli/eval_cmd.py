@@ -219,6 +219,8 @@ def run(
         ) from None
     typer.echo(summary.describe())
     typer.echo(chosen[0].describe())
+    if summary.usage is not None:
+        typer.echo(f"model usage of the episodes played now: {summary.usage.describe()}")
     if signer is not None:
         _attest_run(store, m, model_id, signer, code, chosen, resolve_address(address))
 

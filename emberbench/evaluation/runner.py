@@ -175,6 +175,9 @@ class RunSummary:
         from_journal: episodes taken from the store's run journal (read back and replayed).
         regenerated: journaled episodes played again because the store had lost their record.
         journal_started: when the run's journal was started (None without a store).
+        usage: what the policies of the episodes played now reported they cost
+            (:class:`~emberbench.policies.served.usage.ModelUsage`, summed), or
+            None when none reported any. Execution accounting, never in the artifact.
     """
 
     output: Path
@@ -187,6 +190,7 @@ class RunSummary:
     from_journal: int = 0
     regenerated: int = 0
     journal_started: str | None = None
+    usage: Any = None
 
     def describe(self) -> str:
         """The one-line summary the CLI prints."""
@@ -318,6 +322,7 @@ def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, e
     resumed = sink.count
     pending = [e for e in manifest.episodes if not sink.has(e.index)]
     added = 0
+    usage: Any = None
     error: BaseException | None = None
     try:
         opened = executor_for(len(pending)) if executor_for is not None else contextlib.nullcontext(executor)
@@ -329,6 +334,8 @@ def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, e
                     continue  # a retried episode finished twice: idempotent, keep the first
                 sink.add(outcome)
                 added += 1
+                if outcome.usage is not None:  # execution accounting: summed here, never part of a record
+                    usage = outcome.usage if usage is None else usage + outcome.usage
                 if progress:
                     progress(resumed + added, total)
     except BaseException as exc:
@@ -341,7 +348,7 @@ def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, e
     return RunSummary(output=out, scheduled=total, completed=sink.count, ran=added - regenerated, resumed=resumed,
                       result_digest=sink.digest, from_artifact=getattr(sink, "from_artifact", resumed),
                       from_journal=getattr(sink, "from_journal", 0), regenerated=regenerated,
-                      journal_started=None if header is None else header.started)
+                      journal_started=None if header is None else header.started, usage=usage)
 
 
 class _Sink(Protocol):

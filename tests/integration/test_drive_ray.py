@@ -67,3 +67,17 @@ def test_weights_load_once_per_worker_not_per_episode(ray_cluster, suite, tmp_pa
         ray.kill(counter)
     assert 1 <= len(loads) <= 2
     assert len(set(loads)) == len(loads)
+
+
+def test_usage_reported_on_workers_reaches_the_run_info(ray_cluster, suite, tmp_path) -> None:  # noqa: ANN001
+    """Each worker's episodes carry their policy's usage back in the reply; the coordinator's sum in the
+    run-info equals the in-process run's."""
+    from emberbench.evaluation.run_info import read_run_info
+
+    manifest = manifest_of(suite, SHORT)
+    local = run_evaluation(manifest, suite, f"{POLICIES}:CountingGreedy", "m", tmp_path / "local.json")
+    store = open_store(tmp_path / "s")
+    summary = _on_ray(suite, manifest, f"{POLICIES}:CountingGreedy", tmp_path / "ray.json",
+                      DriveOptions(concurrency=4), store=store)
+    (name,) = store.journal_names()
+    assert local.usage is not None and summary.usage == local.usage == read_run_info(store, name).model_usage
