@@ -408,6 +408,24 @@ def read_run_info(store: Any, run: str) -> RunInfo | None:
     return _parse_stored(store, key, f"ref {ref}")
 
 
+def run_accounting(store: Any, manifest_hash: str, model_id: str, result_digest: str) -> ModelUsage | None:
+    """The execution accounting of the run that wrote a result, from its run-info in ``store``.
+
+    None when the store has no readable run-info for (manifest, model id),
+    when that run-info's result is another artifact (a later run, or none
+    yet), or when its policies reported no usage.
+    """
+    from emberbench.store import StoreError, journal_name
+
+    try:
+        info = read_run_info(store, journal_name(manifest_hash, model_id))
+    except (RunInfoError, StoreError):
+        return None
+    if info is None or info.result != result_digest:
+        return None
+    return info.model_usage
+
+
 __all__ = [
     "STATES",
     "JournalHeader",
@@ -416,6 +434,7 @@ __all__ = [
     "is_header_entry",
     "read_run_info",
     "record_verification",
+    "run_accounting",
     "run_info_ref",
     "software_versions",
     "this_host",

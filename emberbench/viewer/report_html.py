@@ -10,6 +10,7 @@ from .figures import egress_curves, group_forest, heat_maps, metric_forest, scen
 from .page import asset_text
 from .svg import egress_svg, forest_svg, heatmap_svg, wlt_svg
 from .tables import cell_text, group_cells, groups_of, metric_header, ordered_inputs, viewer_link
+from .report_model import ACCOUNTING_COLUMNS, ACCOUNTING_NOTE, accounting_rows
 
 if TYPE_CHECKING:
     from .report_model import Report
@@ -92,6 +93,16 @@ def _scenarios(report: Report) -> str:
     return "".join(egress) + "</section>" + "".join(heat) + "</section>"
 
 
+def _accounting(report: Report) -> str:
+    rows = accounting_rows(report)
+    if not rows:
+        return ""
+    head = "".join(f"<th>{escape(c)}</th>" for c in ACCOUNTING_COLUMNS)
+    body = "".join("<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in rows)
+    return (f'<section id="accounting"><h2>Execution accounting</h2><p>{escape(ACCOUNTING_NOTE)}</p>'
+            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></section>")
+
+
 def report_html(report: Report) -> bytes:
     """The report page."""
     options = "".join(f'<option value="{m}"{" selected" if m == report.order_by else ""}>{escape(m)}</option>'
@@ -107,7 +118,7 @@ def report_html(report: Report) -> bytes:
         f'<option value="">results as given</option>{options}</select></label>'
         + _leaderboard(report, "overall", "overall")
         + f"<h3>By scenario and family</h3>{groups}</section>"
-        + _comparisons(report) + _scenarios(report))
+        + _comparisons(report) + _scenarios(report) + _accounting(report))
     page = asset_text("report.html").replace("@@STYLE@@", asset_text("report.css"))
     page = page.replace("@@SCRIPT@@", asset_text("report.js")).replace("@@BODY@@", body)
     return page.encode("utf-8")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from ..records.metric_defs import METRIC_NAMES
 from .figures import metric_forest
 from .tables import cell_text, group_cells, groups_of, metric_header, ordered_inputs, viewer_link
+from .report_model import ACCOUNTING_COLUMNS, ACCOUNTING_NOTE, accounting_rows
 
 if TYPE_CHECKING:
     from .report_model import Report
@@ -82,4 +83,8 @@ def report_markdown(report: Report) -> bytes:
         for g in summary.groups[1:]:
             rows.append([_md(f"{g.kind} {g.name}")] + [_md(cell_text(g.cells[m])) for m in METRIC_NAMES])
         out += _table(["group"] + [metric_header(m) for m in METRIC_NAMES], rows)
+    accounting = accounting_rows(report)
+    if accounting:
+        out += ["## Execution accounting", "", ACCOUNTING_NOTE, ""]
+        out += _table(list(ACCOUNTING_COLUMNS), [[_md(row[0])] + row[1:] for row in accounting])
     return ("\n".join(out).rstrip() + "\n").encode("utf-8")

@@ -107,3 +107,26 @@ def test_a_served_model_s_usage_and_cache_hits_reach_the_run_info(model_server, 
     assert second.usage.requests == 0 and second.usage.cache_hits == steps and second.usage.prompt_tokens == 0
     run_evaluation(manifest, suite, "greedy", "a", tmp_path / "g.json")
     assert (tmp_path / "a.json").read_bytes() == (tmp_path / "g.json").read_bytes()
+
+
+def test_the_report_shows_execution_accounting_from_the_store(tmp_path, suite) -> None:  # noqa: ANN001
+    """``report --store``: a result whose run recorded usage gets a row in the Execution accounting section
+    (HTML and Markdown); a result whose run recorded none, and any report without --store, get none."""
+    from tests.run_support import invoke
+
+    store = open_store(tmp_path / "s")
+    manifest = manifest_of(suite, SHORT)
+    summary = run_evaluation(manifest, suite, dp.CountingGreedy, "counted", tmp_path / "c.json", store=store)
+    run_evaluation(manifest, suite, "greedy", "plain", tmp_path / "g.json", store=store)
+    args = ["report", tmp_path / "c.json", tmp_path / "g.json", "--resamples", "100"]
+    with_store = invoke(*args, "--out", tmp_path / "r1", "--store", tmp_path / "s")
+    assert with_store.exit_code == 0, with_store.output
+    markdown = (tmp_path / "r1" / "report.md").read_text()
+    section = markdown.split("## Execution accounting", 1)[1]
+    assert f"| counted | {summary.usage.steps} | 0 | {summary.usage.requests} |" in section
+    assert "| plain |" not in section
+    assert 'id="accounting"' in (tmp_path / "r1" / "index.html").read_text()
+    without = invoke(*args, "--out", tmp_path / "r2")
+    assert without.exit_code == 0, without.output
+    assert "Execution accounting" not in (tmp_path / "r2" / "report.md").read_text()
+    assert 'id="accounting"' not in (tmp_path / "r2" / "index.html").read_text()
