@@ -188,7 +188,7 @@ def test_a_refused_stats_file_leaves_a_previous_report_as_it_was(results, suite,
     before = _tree(tmp_path)
     with pytest.raises(PresentationError, match="differs from the statistics recomputed"):
         build_report([results["stay"], results["greedy"]], suite, out, baseline="stay", stats=[forged],
-                     resamples=200)
+                     resamples=200, force=True)
     assert _tree(tmp_path) == before
     assert forged.exists()
 
@@ -224,3 +224,40 @@ def test_a_new_report_folder_appears_whole_with_ordinary_permissions(results, su
     assert os.stat(out).st_mode & 0o777 == 0o777 & ~mask
     assert [p.name for p in (tmp_path / "a" / "b").iterdir()] == ["r"]
     assert (out / "report-files.json").is_file()
+
+
+def test_a_failed_report_leaves_nothing_and_the_corrected_rerun_is_accepted(results, suite, tmp_path) -> None:  # noqa: ANN001
+    """Issue 27 (defect 3), the reported case: results of two manifests fail only after the first result was
+    verified and its viewer page written; nothing reaches --out (nor beside it), and the corrected rerun into
+    the same --out is accepted without --force."""
+    from emberbench.evaluation.runner import run_evaluation
+    from tests.viewer_data import small_manifest
+
+    other = tmp_path / "inputs" / "other-manifest.json"
+    other.parent.mkdir()
+    run_evaluation(small_manifest(suite, seeds=(7,)), suite, "greedy", "greedy", other)
+    for existing in (False, True):
+        out = tmp_path / "work" / "r240"
+        if existing:
+            out.mkdir(parents=True)
+        with pytest.raises(PresentationError, match="only results of one manifest compare"):
+            build_report([results["stay"], other], suite, out, resamples=200)
+        assert sorted(p.relative_to(tmp_path).as_posix() for p in (tmp_path / "work").rglob("*")) == (
+            ["work/r240"] if existing else [])
+    built = build_report([results["stay"], results["greedy"]], suite, out, resamples=200)
+    assert (built.folder / "index.html").is_file() and not built.replaced
+
+
+def test_rerunning_with_fewer_results_needs_force(results, suite, tmp_path) -> None:  # noqa: ANN001
+    """Issue 27 (defect 3): a rerun into a report's folder is refused without --force (the previous report,
+    viewer pages included, stays whole); with --force it replaces the previous report whole."""
+    out = tmp_path / "r"
+    build_report([results["stay"], results["greedy"], results["fire-aware"]], suite, out, resamples=200)
+    before = _tree(tmp_path)
+    with pytest.raises(PresentationError, match="holds a previous report; give --force"):
+        build_report([results["stay"], results["greedy"]], suite, out, resamples=200)
+    assert _tree(tmp_path) == before
+    built = build_report([results["stay"], results["greedy"]], suite, out, resamples=200, force=True)
+    assert built.replaced and not (out / f"viewer/{model_slug('fire-aware')}.html").exists()
+    present = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert present == sorted([*built.files, "report-files.json"])
