@@ -40,7 +40,7 @@ class ReportInput:
 
 @dataclass(frozen=True, slots=True)
 class Report:
-    """A built report: its inputs, statistics and where it was written."""
+    """A built report: its inputs, statistics and where it was written (``replaced``: over files, with --force)."""
 
     folder: Path
     suite: Suite
@@ -50,6 +50,7 @@ class Report:
     comparisons: dict[str, StatsSummary]
     order_by: str | None
     files: tuple[str, ...]
+    replaced: bool = False
 
 
 __all__ = ["Report", "ReportInput"]
