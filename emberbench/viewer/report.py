@@ -10,16 +10,16 @@ never shown as given: it must be byte-identical to the recomputation, and it
 only chooses that artifact's resample count.
 
 The folder is built in a staging folder (:class:`~.outputs.ReportFolder`)
-and moved into place once every input has passed, so a refused input leaves
-nothing behind.
+and renamed into place once every input has passed, so a refused input leaves
+nothing behind; a folder that is not empty is refused unless ``force``.
 
 Nothing combines metrics: the leaderboard sets the twelve metrics side by
 side, each with its own interval, and the reader may order it by one metric.
 
 Folder layout::
 
-    index.html            the report (figures inline, no network)
-    report.md             the same tables in Markdown
+    index.html            the report: summary, leaderboard, comparisons, figures (inline, no network), provenance
+    report.md             the same in Markdown, same order
     viewer/<model>.html   one episode viewer per result
     stats/*.json          statistics the report computed
     report-files.json     the list of files above (marks the folder as a report)
@@ -189,7 +189,7 @@ def build_report(results: list[Path], suite: Suite, out: Path, *, baseline: str 
             sets the resample count of the artifact it matches).
         resamples: bootstrap resamples for statistics the report computes.
         order_by: the metric that orders the leaderboard (default: results as given).
-        force: write into a folder that holds other files.
+        force: write into a folder that is not empty (replacing a previous report).
         embed: most episodes each viewer page embeds.
         accounting: ``accounting(manifest_hash, model_id, result_digest)`` gives the execution
             accounting of the run that wrote a result, or None (the CLI reads the run-infos of a
@@ -230,4 +230,5 @@ def build_report(results: list[Path], suite: Suite, out: Path, *, baseline: str 
         folder.finish()
     return Report(folder=report.folder, suite=suite, inputs=report.inputs, baseline=base_id,
                   aggregates=aggregates, comparisons=comparisons, order_by=order_by,
-                  files=tuple(sorted(set(folder.written))), accounting=report.accounting)
+                  files=tuple(sorted(set(folder.written))), replaced=folder.replaced,
+                  accounting=report.accounting)

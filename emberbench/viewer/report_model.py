@@ -41,7 +41,7 @@ class ReportInput:
 
 @dataclass(frozen=True, slots=True)
 class Report:
-    """A built report: its inputs, statistics and where it was written.
+    """A built report: its inputs, statistics and where it was written (``replaced``: over files, with --force).
 
     ``accounting`` maps a model id to the execution accounting of the run
     that wrote its result (a :class:`~emberbench.policies.served.usage.ModelUsage`),
@@ -56,6 +56,7 @@ class Report:
     comparisons: dict[str, StatsSummary]
     order_by: str | None
     files: tuple[str, ...]
+    replaced: bool = False
     accounting: dict[str, Any] = field(default_factory=dict)
 
 
