@@ -52,8 +52,14 @@ Contract for a lockstep driver
   finished slot at any time, between steps; its cost is that of creating
   one :class:`Simulation` plus copying its arrays, so a driver may refill
   slots as episodes end. The batch never reorders slots.
+* :meth:`~SimulationBatch.abandon` stops a running episode early (a driver
+  that gives episodes up); it has no outcome, and its slot can be restarted.
 * Nothing in the batch depends on which other episodes share it, on the
   slot an episode occupies, or on when it was started.
+
+:class:`LockstepEpisodes` is this contract in the shape of the simulator
+seam of :func:`emberbench.records.lockstep.play_lockstep` (``new_episode``
+and ``step_all``), which uses it by default.
 
 Layout: episodes are not padded to a common shape. The per-cell arrays of
 all episodes (walls, exits, fire, occupancy), the per-person arrays and the
@@ -96,6 +102,7 @@ class SimulationBatch:
         self._live: tuple[int, ...] = ()
         self._live_arr = np.zeros(0, dtype=np.int64)
         self._playing = [False] * size
+        self._abandoned = [False] * size
         # How much of each lane object reflects the batch's current state: 0 nothing,
         # 1 what an observation needs, 2 everything (see _synced and simulation).
         self._fresh = [0] * size
@@ -138,8 +145,8 @@ class SimulationBatch:
         return self._live
 
     def done(self, slot: int) -> bool:
-        """True when ``slot`` holds an episode that has ended."""
-        return self._lanes[slot] is not None and not self._playing[slot]
+        """True when ``slot`` holds an episode that has ended (not one that was abandoned)."""
+        return self._lanes[slot] is not None and not self._playing[slot] and not self._abandoned[slot]
 
     def steps(self, slot: int) -> int:
         """Steps played by the episode in ``slot`` (``Simulation.t``)."""
@@ -183,7 +190,24 @@ class SimulationBatch:
         self._live = tuple(sorted((*self._live, slot)))
         self._live_arr = np.asarray(self._live, dtype=np.int64)
         self._playing[slot] = True
+        self._abandoned[slot] = False
         self._fresh[slot] = 2
+
+    def abandon(self, slot: int) -> None:
+        """Stop playing the episode in ``slot`` before its end; it has no outcome, and the slot can be restarted.
+
+        Raises:
+            ValueError: the slot is not playing an episode.
+        """
+        if not (0 <= slot < self.size and self._playing[slot]):
+            raise ValueError(f"slot {slot} is not playing an episode")
+        keep = self._ins_slot != slot
+        self._ins_slot = self._ins_slot[keep]
+        self._ins_local = self._ins_local[keep]
+        self._playing[slot] = False
+        self._abandoned[slot] = True
+        self._live = tuple(s for s in self._live if s != slot)
+        self._live_arr = np.asarray(self._live, dtype=np.int64)
 
     # -- what a policy sees -----------------------------------------------------
     def observation(self, slot: int) -> Observation:
@@ -458,6 +482,96 @@ class SimulationBatch:
         self._people.arrays["dist"][where] = lo
         exposure = self._expo.arrays["exposure"]
         exposure += np.bincount(self._expo.base[s] + lo, minlength=exposure.size)
+
+
+class LockstepEpisodes:
+    """A lockstep driver's simulator seam over one :class:`SimulationBatch`: ``new_episode`` and ``step_all``.
+
+    :func:`emberbench.records.lockstep.play_lockstep` makes each episode with
+    ``new_episode(scenario, seed)`` and reads it as it would a
+    :class:`Simulation` (``done``, ``t``, ``observation()``, ``inside_ids()``,
+    ``outcome()``); ``step_all(episodes, codes)`` advances the episodes it
+    lists by one step, all in one :meth:`SimulationBatch.step`. A running
+    episode that the driver no longer lists was given up: it is abandoned.
+    A slot is free again once its episode's outcome was read, or once it
+    was given up.
+
+    Args:
+        width: the most episodes the driver keeps at once (the batch size).
+    """
+
+    def __init__(self, width: int) -> None:
+        self.batch = SimulationBatch(width)
+        self._episodes: list[BatchEpisode | None] = [None] * width
+
+    def new_episode(self, scenario: Scenario, seed: int) -> BatchEpisode:
+        """Start (scenario, seed) in a free slot.
+
+        Raises:
+            RuntimeError: every slot holds an episode that is running or whose outcome was not read.
+        """
+        for slot, held in enumerate(self._episodes):
+            if held is None or held.released:
+                self.batch.start(slot, scenario, seed)
+                episode = BatchEpisode(self.batch, slot)
+                self._episodes[slot] = episode
+                return episode
+        raise RuntimeError(f"all {self.batch.size} slots are in use: read the outcome of a finished episode first")
+
+    def step_all(self, episodes: Sequence[BatchEpisode], codes: Sequence[np.ndarray]) -> None:
+        """Advance ``episodes`` (each running) by one step with their move codes; abandon running episodes not listed.
+
+        Raises:
+            ValueError: an episode is not running in this batch, or is listed twice.
+        """
+        given: dict[int, np.ndarray] = {}
+        for episode, moves in zip(episodes, codes, strict=True):
+            if self._episodes[episode.slot] is not episode or episode.slot in given:
+                raise ValueError(f"episode in slot {episode.slot} is not a running episode of this batch")
+            given[episode.slot] = moves
+        live = self.batch.live
+        if not set(given) <= set(live):
+            raise ValueError("every episode to step must be running")
+        for slot in live:
+            if slot not in given:
+                self.batch.abandon(slot)
+                self._episodes[slot].released = True  # type: ignore[union-attr]
+        self.batch.step([given[slot] for slot in self.batch.live])
+
+
+class BatchEpisode:
+    """One episode of a :class:`LockstepEpisodes`, read like a :class:`Simulation`."""
+
+    __slots__ = ("batch", "released", "slot")
+
+    def __init__(self, batch: SimulationBatch, slot: int) -> None:
+        self.batch = batch
+        self.slot = slot
+        self.released = False
+
+    @property
+    def done(self) -> bool:
+        """True when the episode has ended."""
+        return self.batch.done(self.slot)
+
+    @property
+    def t(self) -> int:
+        """Steps played."""
+        return self.batch.steps(self.slot)
+
+    def observation(self) -> Observation:
+        """The observation for the coming step."""
+        return self.batch.observation(self.slot)
+
+    def inside_ids(self) -> list[str]:
+        """Ids of the people inside, in scenario order."""
+        return self.batch.inside_ids(self.slot)
+
+    def outcome(self) -> Outcome:
+        """The finished episode's outcome; its slot is free afterwards."""
+        outcome = self.batch.outcome(self.slot)
+        self.released = True
+        return outcome
 
 
 def _first_not_later(reach: np.ndarray, row: np.ndarray, step: np.ndarray, lo: np.ndarray,

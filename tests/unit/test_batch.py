@@ -143,3 +143,72 @@ def test_arena_keeps_regions_through_repacks() -> None:
     assert arena.region("a", 2).tolist() == [0]
     assert arena.region("a", 1).tolist() == (np.arange(2 + 49 % 3) + 4).tolist()
     assert arena.arrays["a"].size <= 4 * (3 + 100 + 4) + 64
+
+
+def test_an_abandoned_episode_stops_and_frees_its_slot() -> None:
+    """abandon() takes a running episode out of the step without an outcome; the slot can start again."""
+    sc = make_scenario(["P..E"], max_steps=5)
+    batch = SimulationBatch.of([(sc, 0), (sc, 1)])
+    batch.step([[2], [2]])
+    batch.abandon(0)
+    assert batch.live == (1,) and not batch.done(0)
+    with pytest.raises(RuntimeError, match="not finished"):
+        batch.outcome(0)
+    with pytest.raises(ValueError, match="slot 0 is not playing"):
+        batch.abandon(0)
+    batch.step([[2]])
+    batch.start(0, sc, 0)
+    assert batch.live == (0, 1) and batch.steps(0) == 0
+
+
+def test_lockstep_episodes_match_single_stepping_with_give_ups(suite) -> None:  # noqa: ANN001
+    """The seam for play_lockstep: the same records as Simulation objects, and a failing batch still
+    yields exactly the episodes before it (give-ups abandon their slots)."""
+    from emberbench.policies.baselines import GreedyPolicy
+    from emberbench.policies.forms import SlotPolicies
+    from emberbench.records.lockstep import play_lockstep, step_each
+
+    episodes = [(s, seed) for s in suite.scenarios[:6] for seed in (0, 1)]
+
+    class FailsAt(SlotPolicies):
+        def __init__(self, call: int) -> None:
+            super().__init__(GreedyPolicy)
+            self.calls, self.call = 0, call
+
+        def act_batch(self, observations, slots):  # noqa: ANN001, ANN201
+            self.calls += 1
+            if self.calls == self.call:
+                return [*super().act_batch(observations, slots)[:-1], {"nobody": "N"}]
+            return super().act_batch(observations, slots)
+
+    def play(policy, **seam):  # noqa: ANN001, ANN003, ANN202
+        out = []
+        try:
+            for record, _ in play_lockstep(episodes, policy, 5, **seam):
+                out.append(record.canonical_bytes())
+        except Exception as exc:  # noqa: BLE001 - compared below
+            out.append(f"{type(exc).__name__}: {exc}")
+        return out
+
+    assert play(SlotPolicies(GreedyPolicy)) == play(SlotPolicies(GreedyPolicy), step_all=step_each)
+    for call in (1, 7, 30):
+        batched, single = play(FailsAt(call)), play(FailsAt(call), step_all=step_each)
+        assert batched == single and batched[-1].startswith("InvalidActionError")
+
+
+def test_lockstep_episodes_refuse_misuse() -> None:
+    """More episodes than slots, or stepping an episode that is not running, are errors."""
+    from emberbench.sim.batch import LockstepEpisodes
+
+    sc = make_scenario(["PE"], max_steps=5)
+    lanes = LockstepEpisodes(1)
+    first = lanes.new_episode(sc, 0)
+    with pytest.raises(RuntimeError, match="all 1 slots are in use"):
+        lanes.new_episode(sc, 1)
+    lanes.step_all([first], [np.array([2])])
+    assert first.done and first.t == 1
+    with pytest.raises(ValueError, match="must be running"):
+        lanes.step_all([first], [np.array([2])])
+    first.outcome()
+    second = lanes.new_episode(sc, 1)
+    assert second.slot == 0 and second.observation().step == 0 and second.inside_ids() == ["p0"]
