@@ -93,7 +93,7 @@ def play_tasks(suite: Suite, tasks: Sequence[ManifestEntry], factory: Callable[[
             in a run); its ``batch_factory`` is used with a batch size.
         options: the driver.
         step_all: a step of many simulations for the batched driver (None: the batch stepper,
-            :class:`~emberbench.sim.batch.LockstepEpisodes`).
+            :class:`~emberbench.sim.batch_seam.LockstepEpisodes`).
 
     Yields:
         ``(outcome, record bytes)`` per task, in task order.

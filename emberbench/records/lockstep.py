@@ -26,7 +26,7 @@ yielded, and the exception is raised.
 
 **The simulator seam.** ``new_episode(scenario, seed)`` makes an episode's
 state and ``step_all(episodes, codes)`` advances a list of them by one step.
-By default both come from :class:`~emberbench.sim.batch.LockstepEpisodes`,
+By default both come from :class:`~emberbench.sim.batch_seam.LockstepEpisodes`,
 which steps all running episodes in one vectorized call of the batch
 stepper and leaves each exactly as its own step would
 (docs/simulation-contract.md); given ``step_all`` alone, episodes are
@@ -44,7 +44,7 @@ import numpy as np
 
 from ..policies.forms import check_batch_actions
 from ..sim.actions import encode_action
-from ..sim.batch import LockstepEpisodes
+from ..sim.batch_seam import LockstepEpisodes
 from ..sim.scenario import Scenario
 from ..sim.simulator import Simulation
 from .metrics import EpisodeMetrics, metrics_from_outcome

@@ -198,7 +198,7 @@ def test_lockstep_episodes_match_single_stepping_with_give_ups(suite) -> None:  
 
 def test_lockstep_episodes_refuse_misuse() -> None:
     """More episodes than slots, or stepping an episode that is not running, are errors."""
-    from emberbench.sim.batch import LockstepEpisodes
+    from emberbench.sim.batch_seam import LockstepEpisodes
 
     sc = make_scenario(["PE"], max_steps=5)
     lanes = LockstepEpisodes(1)
