@@ -26,7 +26,7 @@ from .auth import RayAuthenticator
 from .executor import RayExecutor
 from .reducer import RayMapper
 from .resources import NO_EXTRA, WorkerResources
-from .session import ray_session
+from .session import check_embedded_workers, ray_session
 
 
 def run_on_ray(manifest: EvaluationManifest, suite: Suite, policy: str, model_id: str, out: str | Path, *,
@@ -54,6 +54,7 @@ def run_on_ray(manifest: EvaluationManifest, suite: Suite, policy: str, model_id
     """
     # The output is claimed before Ray starts, so a second run on it is refused at once; so is a resume
     # under another policy (the output's sidecar, the journal header), before Ray's slow start.
+    check_embedded_workers(address, workers)
     with claim_output(out) as lock:
         check_before_start(manifest, model_id, out, policy, store=store, resume=resume)
         with ray_executor(suite, policy, store=store, workers=workers, address=address, runtime_env=runtime_env,

@@ -435,7 +435,7 @@ def check_before_start(manifest: EvaluationManifest, model_id: str, output_path:
     Raises:
         ResumeError, OutputPathError, RunInfoError, ResultError: as :func:`run_evaluation`.
     """
-    from .run_sidecar import refuse_unknown_policy, starts_empty
+    from .run_sidecar import refuse_unknown_policy, starts_with_episode
 
     validate_model_id(model_id)
     out = Path(output_path)
@@ -446,7 +446,7 @@ def check_before_start(manifest: EvaluationManifest, model_id: str, output_path:
         from .store_runner import check_journal_before_start
 
         journaled = check_journal_before_start(store, manifest, model_id, spec, resume=resume)
-    if exists and sidecar is None and journaled == 0 and not starts_empty(out):
+    if exists and sidecar is None and journaled == 0 and starts_with_episode(out):
         raise refuse_unknown_policy(out)
 
 
