@@ -314,7 +314,16 @@ def format_row(row: CatalogRow, id_length: int) -> str:
         return fit(f"{short} damaged: {row.damage}", max(LINE_WIDTH, id_length + 10)).rstrip()
     i = row.info
     done = f"{_count(i.episodes_done)}/{_count(i.episodes_scheduled)}"
-    return _join([short, i.model_id, i.policy, i.suite_id, done, i.state, i.started[:10]], id_length)
+    return _join([short, i.model_id, i.policy, short_suite_id(i.suite_id), done, i.state, i.started[:10]], id_length)
+
+
+SHIPPED_SUITE_PREFIX = "emberbench-"
+"""The prefix every shipped suite id shares; the listing leaves it out (``v1-public``)."""
+
+
+def short_suite_id(suite_id: str) -> str:
+    """A suite id as the listing shows it: without the shipped suites' common prefix (``v1-public``)."""
+    return suite_id.removeprefix(SHIPPED_SUITE_PREFIX) or suite_id
 
 
 def _join(cells: list[str], id_length: int) -> str:
