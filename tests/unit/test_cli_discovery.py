@@ -27,10 +27,13 @@ def _plugins(monkeypatch, *eps: EntryPoint) -> None:  # noqa: ANN001
 
 
 def test_policies_lists_builtins_with_descriptions() -> None:
-    """Every built-in is listed with the first line of its docstring; no plugin means 'none'."""
+    """Every built-in is listed with the first line of its docstring (wrapped within 80 columns); no plugin
+    means 'none'."""
     result = runner.invoke(app, ["policies"])
     assert result.exit_code == 0, result.output
-    assert "  greedy      Static shortest path to the nearest exit; ignores fire and other people." in result.output
+    assert ("  greedy      Static shortest path to the nearest exit; ignores fire and other\n"
+            "              people.\n") in result.output
+    assert all(len(line) <= 80 for line in result.output.splitlines()), result.output
     for name in ("stay", "fire-aware", "random"):
         assert f"  {name} " in result.output
     assert "entry points):\n  none\n" in result.output and "cmd:COMMAND" in result.output
