@@ -8,17 +8,16 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ..evaluation.executor_choice import ExecutorKind
-from ._common import _is_store_error, user_errors
+from ._common import _is_store_error, manifest_and_suite, remember_suite_folder, suite_for_result, user_errors
 from .args import (
     ForceOption,
     parse_agent_timeout,
     parse_checkpoint_seconds,
-    distinct_seeds,
     parse_count,
     parse_output_file,
     parse_scored_seed_count,
-    parse_seed,
     refuse_existing,
+    seed_list,
     variadic_command,
 )
 from .cluster_cmd import (
@@ -48,8 +47,9 @@ def register(app: typer.Typer) -> None:
 @user_errors
 def manifest_build(
     out: Annotated[Path, typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Manifest file to write.")],
-    seeds: Annotated[Optional[list[int]], typer.Option("--seeds", parser=parse_seed, callback=distinct_seeds, metavar="SEED...",
-                                                       help="Seeds in order: --seeds 0 1 2 (decimal, in [0, 2**64 - 1]).")] = None,
+    seeds: Annotated[Optional[list[str]], typer.Option("--seeds", callback=seed_list, metavar="SEEDS...",
+                                                       help="Seeds in order, each in [0, 2**64 - 1]: --seeds 0 1 2, "
+                                                            "--seeds 0,1,2 or a range --seeds 0-99.")] = None,
     suite: SuiteOption = None,
     scenarios: Annotated[Optional[list[str]], typer.Option("--scenarios", help="Only these scenarios (comma-separated or repeated); suite order is kept.")] = None,
     families: Annotated[Optional[list[str]], typer.Option("--families", help="Only the scenarios of these families (comma-separated or repeated).")] = None,
@@ -71,6 +71,7 @@ def manifest_build(
         raise ManifestError("give the seeds (--seeds 0 1 2) or --scored")
     parsed = draw_scored_seeds(seed_count) if scored else values
     s = load_suite(suite)
+    remember_suite_folder(s.id, s.version, s.hash, suite)  # later commands on this manifest find the suite without --suite
     subset = None
     if scenarios or families:
         subset = select_scenarios(s, parse_list(scenarios), parse_list(families))
@@ -125,18 +126,15 @@ def run(
     """
     from ..errors import EmberError, EvaluationError
     from ..evaluation.executor_choice import choose_executor
-    from ..results.manifest import load_manifest
     from ..policies.context import PolicyContext
     from ..policies.spec import resolve_policy
     from ..evaluation.runner import run_evaluation
-    from ..sim.suite import load_suite
     from .cluster_cmd import parse_runtime_env, resolve_address
     from .progress import progress_bar
     from .store_cmd import resolve_store_dir
 
     signer = _signer(signing_key, no_store)
-    s = load_suite(suite)
-    m = load_manifest(manifest, s)
+    m, s = manifest_and_suite(manifest, suite)
     log_dir = agent_log_dir(agent_log)
     store = None
     if not no_store:
@@ -295,7 +293,6 @@ def verify(
     """
     from ..results.stream import verify_artifact
     from ..evaluation.run_sidecar import policy_note
-    from ..sim.suite import load_suite
     from .cluster_cmd import replay_on_ray, resolve_address
 
     envelope, trusted = None, None
@@ -307,7 +304,7 @@ def verify(
             raise typer.BadParameter("--attestation needs the trusted keys: --keyring FILE or $EMBERBENCH_KEYRING",
                                      param_hint="--keyring")
         envelope = read_attestation(attestation)
-    s = load_suite(suite)
+    s = suite_for_result(suite, path)
     if not replay_on_ray(workers, address):
         r = verify_artifact(path, s)
     else:
@@ -346,10 +343,9 @@ def pair(
     from ..io.atomic import atomic_write_bytes
     from ..io.canonical import canonical_bytes
     from ..results.pairing import pair_artifacts
-    from ..sim.suite import load_suite
 
     refuse_existing(out, force=force)
-    report = pair_artifacts(a, b, load_suite(suite))
+    report = pair_artifacts(a, b, suite_for_result(suite, a))
     typer.echo(f"manifest {report.manifest_hash}: {report.model_a!r} vs {report.model_b!r}")
     typer.echo(f"scheduled {report.total_scheduled}, paired {report.paired_count}, "
                f"missing from A {len(report.missing_from_a)}, missing from B {len(report.missing_from_b)}")

@@ -10,7 +10,7 @@ import typer
 
 from ..records.metric_defs import METRIC_NAMES
 
-from ._common import user_errors
+from ._common import suite_for_result, user_errors
 from .args import parse_embed, parse_resamples
 from .suite_cmd import SuiteOption
 
@@ -37,10 +37,9 @@ def report(
     suite: SuiteOption = None,
 ) -> None:
     """Write a static report: leaderboard, paired comparisons, egress curves, casualty heat maps, viewers."""
-    from ..sim.suite import load_suite
     from ..viewer.report import build_report
 
-    built = build_report(list(results), load_suite(suite), out, baseline=baseline, stats=list(stats or []),
+    built = build_report(list(results), suite_for_result(suite, results[0]), out, baseline=baseline, stats=list(stats or []),
                          resamples=resamples, order_by=None if order_by is None else order_by.value, force=force, embed=embed)
     typer.echo(f"report written to {built.folder / 'index.html'} ({len(built.files)} files; "
                f"tables also in {built.folder / 'report.md'})")

@@ -107,14 +107,17 @@ def verify(
     The second line says who signed the run (checked against the keyring),
     or that it is unsigned.
     """
-    from ..runs.catalog import resolve_run
+    from ..runs.catalog import read_row, resolve_run
     from ..runs.verify import verify_run
-    from ..sim.suite import load_suite
+    from ._common import suite_named_by_manifest
     from .cluster_cmd import replay_on_ray, resolve_address
 
     trusted = keyring_from(keyring)
-    st, s = _open(store_dir), load_suite(suite)
+    st = _open(store_dir)
     run_id = resolve_run(st, run_id)  # an unknown or ambiguous id is refused before Ray starts
+    info = read_row(st, run_id).info if suite is None else None  # the run's own suite, unless --suite says
+    s = suite_named_by_manifest(suite, None if info is None else info.suite_id, where=f"run {run_id}",
+                                suite_hash=None if info is None else info.suite_hash)
     if executor is Executor.ray or replay_on_ray(workers, address):
         from emberbench.cluster import verify_run_on_ray
 

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ._common import user_errors
+from ._common import suite_for_input, user_errors
 from .args import parse_count, parse_embed, parse_frames_per_second, parse_output_file, parse_seed
 from .suite_cmd import SuiteOption
 
@@ -34,15 +34,14 @@ def view(
     suite: SuiteOption = None,
 ) -> None:
     """Write a self-contained HTML page that animates an episode (or play it in the terminal)."""
-    from ..sim.suite import load_suite
     from ..viewer import Wanted, claim_output_file, default_page_path, play_in_terminal, view_frames, view_page
 
     wanted = Wanted(index=episode, scenario_id=scenario, seed=seed)
     if terminal:
-        play_in_terminal(view_frames(path, load_suite(suite), wanted=wanted), fps=fps)
+        play_in_terminal(view_frames(path, suite_for_input(suite, path), wanted=wanted), fps=fps)
         return
     target = claim_output_file(out if out is not None else default_page_path(path), force=force)
-    page = view_page(path, load_suite(suite), wanted=wanted, embed=embed)
+    page = view_page(path, suite_for_input(suite, path), wanted=wanted, embed=embed)
     from ..io.atomic import atomic_write_bytes
 
     atomic_write_bytes(target, page)
