@@ -99,8 +99,8 @@ def manifest_show(path: Annotated[Path, typer.Argument(help="A manifest file.")]
 def run(
     manifest: Annotated[Path, typer.Option("--manifest", help="Evaluation manifest file.")],
     policy: Annotated[str, typer.Option("--policy", help="Policy spec: built-in name, module:factory, entry-point name, cmd:<command> or openai:<model>.")],
-    model_id: Annotated[str, typer.Option("--model-id", help="Label for this model in the result (1-256 printable characters).")],
     out: Annotated[Path, typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Result artifact to write or resume.")],
+    model_id: Annotated[Optional[str], typer.Option("--model-id", help="Label for this model in the result (1-256 printable characters); default: the policy spec's name (greedy, mypolicy for ./mypolicy.py:make), printed.")] = None,
     no_resume: Annotated[bool, typer.Option("--no-resume", help="Start from nothing: refuse (never reuse) an existing artifact, or episodes of this run already journaled in the store.")] = False,
     agent_timeout: Annotated[float, typer.Option(parser=parse_agent_timeout, metavar="SECONDS", help="Seconds an external (cmd:) agent may take per step (at most a day).")] = 30.0,
     agent_log: AgentLogOption = None,
@@ -133,6 +133,7 @@ def run(
     from .progress import progress_bar
     from .store_cmd import resolve_store_dir
 
+    model_id = _model_id(model_id, policy)
     signer = _signer(signing_key, no_store)
     m, s = manifest_and_suite(manifest, suite)
     log_dir = agent_log_dir(agent_log)
@@ -190,6 +191,20 @@ def run(
     typer.echo(chosen[0].describe())
     if signer is not None:
         _attest_run(store, m, model_id, signer, code, chosen, resolve_address(address))
+
+
+def _model_id(option: str | None, policy: str) -> str:
+    """``--model-id``, else the policy spec's name (printed, so that the label is never a surprise)."""
+    if option is not None:
+        return option
+    from ..policies.spec import spec_name
+
+    name = spec_name(policy)
+    if name is None:
+        raise typer.BadParameter(f"the policy spec {policy!r} gives no name to use as the model id; give --model-id",
+                                 param_hint="--model-id")
+    typer.echo(f"model id: {name} (the policy spec's name; --model-id chooses another)")
+    return name
 
 
 def _signer(option: Path | None, no_store: bool) -> Any:

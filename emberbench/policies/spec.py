@@ -185,6 +185,43 @@ def load_policy_file(path: str, spec: str | None = None) -> types.ModuleType:
     return module
 
 
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def spec_name(spec: str) -> str | None:
+    """The name a policy spec gives its model when no model id is chosen, or None when it gives none.
+
+    A built-in or entry-point name is itself (``greedy``); ``openai:MODEL``
+    is ``MODEL``; a file ``path/mypolicy.py:make`` is ``mypolicy``; an import
+    path ``pkg.module:make`` is ``pkg.module``; ``cmd:node agent.js`` is the
+    first word after the executable that names a file, without its
+    extension (``agent``), else the executable's name (``node``). The name
+    must be 1 to 64 letters, digits, ``.``, ``_`` or ``-``, starting with a
+    letter or digit; anything else gives None.
+    """
+    import os
+    import shlex
+
+    if not isinstance(spec, str):
+        return None
+    if spec.startswith("openai:"):
+        name = spec[len("openai:"):]
+    elif spec.startswith("cmd:"):
+        try:
+            words = shlex.split(spec[4:])
+        except ValueError:
+            return None
+        files = [w for w in words[1:] if os.path.isfile(w)]
+        name = os.path.splitext(os.path.basename(files[0]))[0] if files else os.path.basename(words[0]) if words else ""
+    elif FILE_SPEC_RE.fullmatch(spec):
+        name = os.path.splitext(os.path.basename(spec.split(":", 1)[0]))[0]
+    elif _IMPORT_RE.fullmatch(spec):
+        name = spec.split(":", 1)[0]
+    else:
+        name = spec
+    return name if _NAME_RE.fullmatch(name) else None
+
+
 @contextlib.contextmanager
 def closing(policy: Any) -> Iterator[Any]:
     """Yield ``policy`` and call its ``close()`` afterwards, if it has one."""

@@ -124,6 +124,34 @@ def test_seeds_still_take_several_values_and_negative_looking_ones_reach_the_par
                                                      tmp_path / "n.json"), 2)
 
 
+@pytest.mark.parametrize(("spec", "name"), [
+    ("greedy", "greedy"), ("openai:gpt-4o-mini", "gpt-4o-mini"), ("./mypolicy.py:make", "mypolicy"),
+    ("pkg.mod:make", "pkg.mod"), (f"cmd:{sys.executable} agent.py", "agent"), ("cmd:nosuch-agent --fast", "nosuch-agent"),
+    ("openai:org/model", None), ("cmd:", None),
+])
+def test_the_policy_spec_names_the_model(spec: str, name: str | None, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The name a spec gives its model when --model-id is left out (a name-like id, or none)."""
+    from emberbench.policies.spec import spec_name
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "agent.py").write_text("")
+    assert spec_name(spec) == name
+
+
+def test_run_without_model_id_uses_and_prints_the_specs_name(runs: Path, tmp_path: Path) -> None:
+    """Issue 27 (a CLI without traps): --model-id was required; now it defaults to the policy spec's name, which
+    is printed, and a spec that gives no usable name is a usage error asking for --model-id (nothing written)."""
+    result = _invoke("run", "--manifest", runs / "m.json", "--policy", "greedy", "--out", tmp_path / "o.json",
+                     "--no-store", "--executor", "local")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("model id: greedy (the policy spec's name; --model-id chooses another)\n")
+    assert json.loads((tmp_path / "o.json").read_bytes())["model_id"] == "greedy"
+    line = _one_line(_invoke("run", "--manifest", runs / "m.json", "--policy", "openai:org/model", "--out",
+                             tmp_path / "p.json", "--no-store"), 2)
+    assert "--model-id" in line and not (tmp_path / "p.json").exists()
+
+
 @pytest.mark.parametrize("seeds", [("0", "1", "2"), ("0,1,2",), ("0-2",), ("0", "1-2"), ("0-1,2",)])
 def test_seeds_take_lists_and_ranges_alike(seeds: tuple[str, ...], tmp_path: Path) -> None:
     """Issue 27 (a CLI without traps): `--seeds` took only `0 1 2`; `0,1,2` and `0-2` (an inclusive range) now
