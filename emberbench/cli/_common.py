@@ -179,13 +179,9 @@ def suite_for_result(option: str | os.PathLike[str] | None, result: str | os.Pat
         ResultError: the artifact's header is refused (before any replay).
         SuiteError: as :func:`suite_named_by_manifest`.
     """
-    if option is not None:
-        return suite_named_by_manifest(option, None, where=os.fspath(result))
-    from ..results.stream import read_header
+    from ..api.suites import suite_of_result
 
-    header = read_header(result)
-    return suite_named_by_manifest(None, header.manifest.suite_id, where=header.where,
-                                   suite_hash=header.manifest.suite_hash)
+    return suite_of_result(result, option, known=KNOWN_SUITES_FILE)
 
 
 def manifest_and_suite(path: str | os.PathLike[str], option: str | os.PathLike[str] | None) -> tuple[Any, Any]:
@@ -209,33 +205,8 @@ def manifest_and_suite(path: str | os.PathLike[str], option: str | os.PathLike[s
 
 
 def suite_for_input(option: str | os.PathLike[str] | None, path: str | os.PathLike[str]) -> Any:
-    """The suite for a file that is a result artifact or a run record (``view``, ``replay``).
+    """The suite for a file that is a result artifact or a run record (``view``, ``replay``):
+    :func:`emberbench.api.suites.suite_of_file` with the known-suites list of the working folder."""
+    from ..api.suites import suite_of_file
 
-    A result is :func:`suite_for_result`. A record names its scenario by id
-    and content hash: the shipped or remembered suite that holds exactly that
-    scenario. Anything else (or a record of a scenario no such suite holds)
-    gets the public suite, and the command's reader reports what is wrong.
-    """
-    if option is not None:
-        return suite_named_by_manifest(option, None, where=os.fspath(path))
-    from ..io.input_policy import RESULT, open_input
-
-    try:
-        with open_input(path, RESULT) as handle:
-            start = handle.read(16)
-    except EmberError:
-        start = b""
-    if start.startswith(b'{"episodes":'):
-        from ..errors import ResultError
-
-        try:
-            return suite_for_result(None, path)
-        except ResultError:
-            pass  # not a result after all (a manifest starts the same way): the command's reader says what it is
-    if start.startswith(b'{"actions":'):
-        from ..sim.known_suites import suite_of_record
-
-        found = suite_of_record(path, known=KNOWN_SUITES_FILE)
-        if found is not None:
-            return found
-    return suite_named_by_manifest(None, None, where=os.fspath(path))
+    return suite_of_file(path, option, known=KNOWN_SUITES_FILE)

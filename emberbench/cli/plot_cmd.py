@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from ..viewer.plots import FigureKind
-from ._common import suite_for_result, user_errors
+from ._common import user_errors
 from .args import parse_output_file, parse_resamples
 from .report_cmd import MetricChoice
 from .suite_cmd import SuiteOption
@@ -33,8 +33,10 @@ def plot(
     suite: SuiteOption = None,
 ) -> None:
     """Draw one of the report's figures with matplotlib (needs the plots extra)."""
-    from ..viewer.plots import plot_figure
+    from ..api.presentation import plot as draw
+    from ._common import KNOWN_SUITES_FILE
 
-    target = plot_figure(kind, list(results), suite_for_result(suite, results[0]), out, baseline=baseline, metric=None if metric is None else metric.value,
-                         scenario=scenario, stats=list(stats or []), resamples=resamples, force=force)
+    target = draw(kind, list(results), out, suite=suite, baseline=baseline,
+                  metric=None if metric is None else metric.value, scenario=scenario, stats=list(stats or []),
+                  resamples=resamples, force=force, known=KNOWN_SUITES_FILE)
     typer.echo(f"figure written to {target}")

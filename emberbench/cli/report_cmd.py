@@ -10,7 +10,7 @@ import typer
 
 from ..records.metric_defs import METRIC_NAMES
 
-from ._common import suite_for_result, user_errors
+from ._common import user_errors
 from .args import parse_embed, parse_resamples
 from .suite_cmd import SuiteOption
 
@@ -37,9 +37,11 @@ def report(
     suite: SuiteOption = None,
 ) -> None:
     """Write a static report: leaderboard, paired comparisons, egress curves, casualty heat maps, viewers."""
-    from ..viewer.report import build_report
+    from ..api.presentation import report as write_report
+    from ._common import KNOWN_SUITES_FILE
 
-    built = build_report(list(results), suite_for_result(suite, results[0]), out, baseline=baseline, stats=list(stats or []),
-                         resamples=resamples, order_by=None if order_by is None else order_by.value, force=force, embed=embed)
+    built = write_report(list(results), out, suite=suite, baseline=baseline, stats=list(stats or []),
+                         resamples=resamples, order_by=None if order_by is None else order_by.value, force=force,
+                         embed=embed, known=KNOWN_SUITES_FILE)
     typer.echo(f"report written to {built.folder / 'index.html'} ({len(built.files)} files; "
                f"tables also in {built.folder / 'report.md'})")

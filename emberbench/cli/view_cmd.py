@@ -34,18 +34,17 @@ def view(
     suite: SuiteOption = None,
 ) -> None:
     """Write a self-contained HTML page that animates an episode (or play it in the terminal)."""
-    from ..viewer import Wanted, claim_output_file, default_page_path, play_in_terminal, view_frames, view_page
+    from ..api.presentation import view as write_view
+    from ..viewer import Wanted, play_in_terminal, view_frames
+    from ._common import KNOWN_SUITES_FILE
 
-    wanted = Wanted(index=episode, scenario_id=scenario, seed=seed)
     if terminal:
+        wanted = Wanted(index=episode, scenario_id=scenario, seed=seed)
         play_in_terminal(view_frames(path, suite_for_input(suite, path), wanted=wanted), fps=fps)
         return
-    target = claim_output_file(out if out is not None else default_page_path(path), force=force)
-    page = view_page(path, suite_for_input(suite, path), wanted=wanted, embed=embed)
-    from ..io.atomic import atomic_write_bytes
-
-    atomic_write_bytes(target, page)
-    typer.echo(f"viewer written to {target} ({len(page)} bytes)")
+    target = write_view(path, out, suite=suite, episode=episode, scenario=scenario, seed=seed, embed=embed,
+                        force=force, known=KNOWN_SUITES_FILE)
+    typer.echo(f"viewer written to {target} ({target.stat().st_size} bytes)")
     if open_page:
         import webbrowser
 
