@@ -125,6 +125,7 @@ _COMMAND_MODULES = (
     "emberbench.cli.view_cmd",
     "emberbench.cli.report_cmd",
     "emberbench.cli.plot_cmd",
+    "emberbench.cli.export_cmd",
     "emberbench.cli.grouped_rates_cmd",
     "emberbench.cli.store_cmd",
     "emberbench.cli.runs_cmd",

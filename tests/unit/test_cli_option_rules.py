@@ -58,6 +58,8 @@ WRITERS = [
                                     "--failure", "casualty", "--save-input", "{out}")),
     ("suite commit --out", ("suite", "commit", "emberbench-v1-public", "--out", "{out}")),
     ("view --out", ("view", "{runs}/a.json", "--episode", "0", "--out", "{out}")),
+    ("plot --out", ("plot", "egress", "{runs}/a.json", "--scenario", SCENARIO, "--out", "{out}.svg")),
+    ("export --out", ("export", "{runs}/a.json", "{runs}/b.json", "--format", "csv", "--out", "{out}")),
 ]
 
 
@@ -66,9 +68,9 @@ def test_an_existing_output_is_refused_without_force(name: str, args: tuple[str,
                                                      tmp_path: Path) -> None:
     """Issue 16 (item 4): every writer refuses an existing file in one line (exit 1, untouched) and replaces
     it with --force; before, `manifest build` and `stats --out` overwrote silently."""
-    out = tmp_path / "out.file"
+    out = tmp_path / ("out.file.svg" if name == "plot --out" else "out.file")
     out.write_bytes(b"keep me")
-    filled = [a.replace("{runs}", str(runs)).replace("{out}", str(out)) for a in args]
+    filled = [a.replace("{runs}", str(runs)).replace("{out}.svg", str(out)).replace("{out}", str(out)) for a in args]
     line = _one_line(_invoke(*filled), 1)
     assert f"{out} exists; use --force to replace it" in line
     assert out.read_bytes() == b"keep me"

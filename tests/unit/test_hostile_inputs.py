@@ -208,6 +208,9 @@ INPUT_TEMPLATES = [
     Template("plot forest --stats", ("plot", "forest", "{good}/a.json", "{good}/b.json", "--stats", "{X}",
                                      "--out", "{case}/f.svg")),
     Template("plot", ("plot", "egress", "{X}", "--scenario", SCENARIO, "--out", "{case}/f.svg"), outputs=("f.svg",)),
+    # An export that fails leaves no file (issue 27: rows stream into the atomic writer's temporary file).
+    Template("export", ("export", "{X}", "--out", "{case}/e.csv")),
+    Template("export B", ("export", "{good}/a.json", "{X}", "--out", "{case}/e.parquet")),
     Template("suite validate (suite.json)", ("suite", "validate", "{case}/suite"), slot="suite/suite.json",
              suite_copy=True, option="/suite: 1 problem(s) found"),  # the problem itself is listed on stdout
     Template("suite generate --recipe", ("suite", "generate", "--recipe", "{X}", "--count", "2", "--seed", "1",
@@ -247,6 +250,9 @@ OUTPUT_TEMPLATES = [
     Template("compare --out", ("compare", "{good}/a.json", "{good}/b.json", "--resamples", "100", "--out", "{X}")),
     Template("view --out", ("view", "{good}/r.json", "--out", "{X}")),
     Template("plot --out", ("plot", "egress", "{good}/a.json", "--scenario", SCENARIO, "--out", "{X}")),
+    Template("export --out", ("export", "{good}/a.json", "--format", "csv", "--out", "{X}")),
+    Template("runs export --table --out", ("runs", "export", "--table", "--format", "jsonl", "--store",
+                                           "{case}/store", "--out", "{X}"), outputs=("store",)),
     Template("report --out", ("report", "{good}/a.json", "{good}/b.json", "--out", "{X}", "--resamples", "100")),
     Template("suite commit --out", ("suite", "commit", "{good}/gen", "--out", "{X}")),
     Template("suite calibrate --out", ("suite", "calibrate", "{good}/gen", "--seeds", "0", "--out", "{X}")),
@@ -446,7 +452,7 @@ LONG_NUMBERS = {
 }
 LONG_NUMBER_READERS = {
     "a.json": ("verify", "pair A", "pair B", "stats", "compare", "grouped-rates --from-results", "view", "report",
-               "plot"),
+               "plot", "export"),
     "m.json": ("manifest show", "run --manifest"),
 }
 LONG_NUMBER_CASES = [(name, template) for name, (source, _, _) in LONG_NUMBERS.items()
@@ -562,7 +568,8 @@ def test_an_unchanged_statistics_artifact_is_accepted(command: str, tmp_path: Pa
 # (file in {good}, its kind, the templates that read it, the kind they wanted)
 WRONG_KINDS = [
     ("m.json", "an evaluation manifest", ("verify", "pair A", "pair B", "stats", "compare", "view", "report",
-                                          "plot", "grouped-rates --from-results"), "a result artifact"),
+                                          "plot", "grouped-rates --from-results", "export", "export B"),
+     "a result artifact"),
     ("a5.stats.json", "a statistics artifact (stats)", ("verify", "stats", "compare", "report"), "a result artifact"),
     ("a.json", "a result artifact", ("manifest show", "run --manifest"), "an evaluation manifest"),
     ("a.json", "a result artifact", ("replay",), "a run record"),
