@@ -203,7 +203,9 @@ def seed_list(values: list[str] | None) -> list[int] | None:
     """
     if values is None:
         return None
-    parts = [part.strip() for value in values for part in _text(value).split(",")]
+    # A lone value is taken as it is (" 1" is not a seed); around commas, spaces are allowed ("0, 1, 2").
+    parts = [part.strip() if "," in _text(value) else _text(value) for value in values
+             for part in _text(value).split(",")]
     if not any(parts):
         raise typer.BadParameter("needs at least one seed, e.g. 0,1,2")
     return distinct_seeds([seed for part in parts if part for seed in _seeds_of(part)])

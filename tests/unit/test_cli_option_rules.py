@@ -154,7 +154,7 @@ def test_run_without_model_id_uses_and_prints_the_specs_name(runs: Path, tmp_pat
     assert "--model-id" in line and not (tmp_path / "p.json").exists()
 
 
-@pytest.mark.parametrize("seeds", [("0", "1", "2"), ("0,1,2",), ("0-2",), ("0", "1-2"), ("0-1,2",)])
+@pytest.mark.parametrize("seeds", [("0", "1", "2"), ("0,1,2",), ("0-2",), ("0", "1-2"), ("0-1,2",), ("0, 1, 2",)])
 def test_seeds_take_lists_and_ranges_alike(seeds: tuple[str, ...], tmp_path: Path) -> None:
     """Issue 27 (a CLI without traps): `--seeds` took only `0 1 2`; `0,1,2` and `0-2` (an inclusive range) now
     build the same manifest, the pinned development manifest."""
@@ -164,7 +164,8 @@ def test_seeds_take_lists_and_ranges_alike(seeds: tuple[str, ...], tmp_path: Pat
 
 
 @pytest.mark.parametrize(("seeds", "says"), [("5-3", "'5-3' is not a seed range"), ("0-100000", "at most 100000"),
-                                             ("0-2,2", "seed 2 is given twice"), ("1-x", "'1-x' is not a seed")])
+                                             ("0-2,2", "seed 2 is given twice"), ("1-x", "'1-x' is not a seed"),
+                                             (" 1", "' 1' is not a seed")])
 def test_a_bad_range_is_a_usage_error(seeds: str, says: str, tmp_path: Path) -> None:
     """A range that runs backwards, names more than 100,000 seeds, repeats a seed or is not digits is refused
     while parsing (exit 2), naming --seeds; nothing is written."""
