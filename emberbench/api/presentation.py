@@ -21,14 +21,17 @@ PathLike = str | os.PathLike[str]
 
 def report(results: Sequence[PathLike], out: PathLike = "report", *, suite: SuiteArg = None,
            baseline: str | None = None, stats: Sequence[PathLike] = (), resamples: int = 2000,
-           order_by: str | None = None, embed: int = 48, force: bool = False, known: Known = None) -> Any:
+           order_by: str | None = None, embed: int = 48, force: bool = False, known: Known = None,
+           store: Any = None) -> Any:
     """Write the static report of ``results`` (all of one manifest) into the folder ``out``; return what was built.
 
     The returned report names its ``folder`` and the ``files`` written
     (``index.html`` and ``report.md`` among them). Arguments as ``emberbench
     report`` (docs/viewer.md): ``baseline`` is the model id the others are
     compared with, ``stats`` statistics artifacts the recomputed ones must
-    equal byte for byte, ``order_by`` the metric that orders the leaderboard.
+    equal byte for byte, ``order_by`` the metric that orders the leaderboard,
+    ``store`` (a locator or an opened store) the store whose run-infos add
+    the execution-accounting section.
 
     Raises:
         PresentationError, ResultError, StatisticsInputError, SuiteError:
@@ -41,9 +44,20 @@ def report(results: Sequence[PathLike], out: PathLike = "report", *, suite: Suit
         from ..errors import PresentationError
 
         raise PresentationError("a report needs at least one result artifact")
+    accounting = None
+    if store is not None:
+        from functools import partial
+
+        from ..evaluation.run_info import run_accounting
+
+        if isinstance(store, (str, os.PathLike)):
+            from ..evaluation.store_runner import open_store
+
+            store = open_store(os.fspath(store), create=False)
+        accounting = partial(run_accounting, store)
     return build_report(paths, suite_of_result(paths[0], suite, known=known), Path(out), baseline=baseline,
                         stats=[Path(p) for p in stats], resamples=resamples, order_by=order_by, force=force,
-                        embed=embed)
+                        embed=embed, accounting=accounting)
 
 
 def view(path: PathLike, out: PathLike | None = None, *, suite: SuiteArg = None, episode: int | None = None,
@@ -51,9 +65,10 @@ def view(path: PathLike, out: PathLike | None = None, *, suite: SuiteArg = None,
          known: Known = None) -> Path:
     """Write the self-contained viewer page of a run record or a result artifact; return the page's path.
 
-    ``out`` defaults to ``NAME.view.html`` beside the input. For a result,
-    ``episode`` (a manifest index) or ``scenario`` with ``seed`` chooses the
-    episode opened first; at most ``embed`` episodes are embedded.
+    ``out`` defaults to ``NAME.view.html`` beside the input
+    (``NAME.episode-N.view.html`` for a chosen episode of a result). For a
+    result, ``episode`` (a manifest index) or ``scenario`` with ``seed``
+    chooses the episode opened first; at most ``embed`` episodes are embedded.
 
     Raises:
         PresentationError, ResultError, RecordAuthenticationError, SuiteError,
@@ -63,9 +78,9 @@ def view(path: PathLike, out: PathLike | None = None, *, suite: SuiteArg = None,
     from ..io.atomic import atomic_write_bytes
     from ..viewer import Wanted, claim_output_file, default_page_path, view_page
 
-    target = claim_output_file(Path(out) if out is not None else default_page_path(path), force=force)
-    page = view_page(path, suite_of_file(path, suite, known=known),
-                     wanted=Wanted(index=episode, scenario_id=scenario, seed=seed), embed=embed)
+    wanted = Wanted(index=episode, scenario_id=scenario, seed=seed)
+    target = claim_output_file(Path(out) if out is not None else default_page_path(path, wanted), force=force)
+    page = view_page(path, suite_of_file(path, suite, known=known), wanted=wanted, embed=embed, page_path=target)
     atomic_write_bytes(target, page)
     return target
 
