@@ -16,6 +16,7 @@ import typer
 from ._common import fail, user_errors
 from .args import parse_output_file, parse_output_file_or_none
 from .cluster_cmd import AddressOption, ParallelWorkersOption
+from .export_cmd import FormatOption
 from .keys_cmd import KeyringOption, SigningKeyOption, keyring_from, signing_key_from
 from .store_cmd import RunIdArgument, StoreOption, _open
 from .suite_cmd import SuiteOption
@@ -107,14 +108,17 @@ def verify(
     The second line says who signed the run (checked against the keyring),
     or that it is unsigned.
     """
-    from ..runs.catalog import resolve_run
+    from ..runs.catalog import read_row, resolve_run
     from ..runs.verify import verify_run
-    from ..sim.suite import load_suite
+    from ._common import suite_named_by_manifest
     from .cluster_cmd import replay_on_ray, resolve_address
 
     trusted = keyring_from(keyring)
-    st, s = _open(store_dir), load_suite(suite)
+    st = _open(store_dir)
     run_id = resolve_run(st, run_id)  # an unknown or ambiguous id is refused before Ray starts
+    info = read_row(st, run_id).info if suite is None else None  # the run's own suite, unless --suite says
+    s = suite_named_by_manifest(suite, None if info is None else info.suite_id, where=f"run {run_id}",
+                                suite_hash=None if info is None else info.suite_hash)
     if executor is Executor.ray or replay_on_ray(workers, address):
         from emberbench.cluster import verify_run_on_ray
 
@@ -130,17 +134,40 @@ def verify(
 
 
 def export(
-    run_id: RunIdArgument,
-    out: Annotated[Path, typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Result artifact file to write.")],
+    run_id: Annotated[Optional[str], typer.Argument(metavar="ID", parser=_run_id_or_none, help="The run whose result artifact to write (not with --table): a unique prefix of its id as `runs ls` shows it.")] = None,  # noqa: UP007
+    out: Annotated[Optional[Path], typer.Option("--out", parser=parse_output_file_or_none, metavar="FILE", help="File to write: the run's result artifact, or with --table the catalog.")] = None,  # noqa: UP007
     store_dir: StoreOption = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")] = False,
     attestation: Annotated[Optional[Path], typer.Option("--attestation", parser=parse_output_file_or_none, metavar="FILE", help="Also write the run's attestation (its DSSE envelope, as stored) here.")] = None,  # noqa: UP007
+    table: Annotated[bool, typer.Option("--table", help="Write the run catalog (every run, as `runs ls --json` has it, one row per run) as a table instead.")] = False,
+    format: FormatOption = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="With --table: only runs of this model id.")] = None,  # noqa: UP007
+    state: Annotated[Optional[State], typer.Option("--state", help="With --table: only runs in this state.")] = None,  # noqa: UP007
 ) -> None:
-    """Write a run's result artifact, byte for byte as stored (each piece proven before it is written)."""
+    """Write a run's result artifact, byte for byte as stored (each piece proven before it is written);
+    with --table, the store's run catalog as a CSV, JSON-lines or Parquet table."""
     from ..runs.catalog import export_run
     from ..provenance.attest import export_attestation
     from .args import refuse_existing
 
+    if out is None:
+        raise typer.BadParameter("give the file to write", param_hint="--out")
+    if table:
+        if run_id is not None or attestation is not None:
+            raise typer.BadParameter("--table writes the catalog of every run: give no ID and no --attestation",
+                                     param_hint="--table")
+        from ..api.exports import export_run_catalog
+        from .export_cmd import table_format
+
+        chosen = table_format(format, out)
+        done = export_run_catalog(_open(store_dir), out, format=chosen, force=force, model=model,
+                                  state=None if state is None else state.value)
+        typer.echo(f"{done.path}: {done.rows} runs ({done.format})")
+        return
+    if run_id is None:
+        raise typer.BadParameter("give the run's ID, or --table for the catalog of every run", param_hint="ID")
+    if format is not None or model is not None or state is not None:
+        raise typer.BadParameter("--format, --model and --state go with --table", param_hint="--table")
     refuse_existing(out, attestation, force=force)
     st = _open(store_dir)
     run, key = export_run(st, run_id, out, force=force)
@@ -148,6 +175,12 @@ def export(
     if attestation is not None:
         envelope = export_attestation(st, run, attestation)
         typer.echo(f"{attestation}: attestation of run {run} (object {envelope})")
+
+
+def _run_id_or_none(value: str | None) -> str | None:
+    from .store_cmd import parse_run_id_argument
+
+    return None if value is None else parse_run_id_argument(value)
 
 
 def attest(

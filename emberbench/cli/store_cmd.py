@@ -84,49 +84,65 @@ def _open(store: str | None):  # noqa: ANN202 - the store type is imported lazil
     return open_store(resolve_store_dir(store))
 
 
+SHORT = 16
+"""Hex digits of object keys and run ids in `store ls` (``--full`` prints all 64)."""
+_RUN_NAME = __import__("re").compile(r"(run-[0-9a-f]{16})[0-9a-f]{48}")
+
+
 def ls(
     store_dir: StoreOption = None,
     objects: Annotated[bool, typer.Option("--objects", help="Also list every object key and raw size.")] = False,
+    full: Annotated[bool, typer.Option("--full", help="Print keys and run names whole (lines pass 80 columns).")] = False,
 ) -> None:
     """List refs, journals (finished or not) and, with --objects, every object.
 
-    A damaged ref, journal or object is listed as ``damaged`` and the listing
-    goes on; the command then exits 1 naming how many were damaged.
+    Keys and run ids are shortened to their first 16 hex digits so that each
+    line fits 80 columns; --full prints them whole. A damaged ref, journal or
+    object is listed as ``damaged`` and the listing goes on; the command then
+    exits 1 naming how many were damaged.
     """
     from emberbench.store import StoreError
+
+    def key_(key: str) -> str:
+        return key if full else key[:SHORT]
+
+    def name_(name: str) -> str:
+        return name if full else _RUN_NAME.sub(r"\1", name)
 
     st = _open(store_dir)
     keys = list(st)
     damaged = 0
     typer.echo(f"store {st.locator}: {len(keys)} objects")
+    if not full:
+        typer.echo(f"keys and run ids: their first {SHORT} hex digits (--full prints them whole)")
     for name in st.refs.names():
         try:
-            typer.echo(f"ref      {st.refs.get(name)}  {name}")
+            typer.echo(f"ref      {key_(st.refs.get(name))}  {name_(name)}")
         except StoreError as exc:
             damaged += 1
-            typer.echo(f"damaged  ref {name}: {exc}")
+            typer.echo(f"damaged  ref {name_(name)}: {exc}")
     for name in st.journal_names():
         try:
             state = st.read_journal(name)
         except StoreError as exc:
             damaged += 1
-            typer.echo(f"damaged  journal {name}: {exc}")
+            typer.echo(f"damaged  journal {name_(name)}: {exc}")
             continue
         status = "finished" if state.finished else "unfinished"
-        typer.echo(f"journal  {name}  {len(state.entries)} entries, {status}")
+        typer.echo(f"journal  {name_(name)}  {len(state.entries)} entries, {status}")
     if objects:
         for key in keys:
             try:
-                typer.echo(f"object   {key}  {st.size(key)}")
+                typer.echo(f"object   {key_(key)}  {st.size(key)}")
             except StoreError as exc:
                 damaged += 1
-                typer.echo(f"damaged  object {key}: {exc}")
+                typer.echo(f"damaged  object {key_(key)}: {exc}")
     if damaged:
         raise fail(f"{damaged} damaged entries listed above (run `emberbench store fsck`)")
 
 
 def cat(
-    name: Annotated[str, typer.Argument(help="An object key, or a ref name.")],
+    name: Annotated[str, typer.Argument(help="An object key (or its first 8 or more hex digits), or a ref name.")],
     store_dir: StoreOption = None,
     verify_data: Annotated[bool, typer.Option("--verify-data", help="Re-hash the content against its key.")] = False,
 ) -> None:
@@ -137,11 +153,26 @@ def cat(
     try:
         key = validate_key(name)
     except ValueError:
-        key = st.refs.get(name)
+        key = _unique_key(st, name) if _HEX_PREFIX.fullmatch(name) else st.refs.get(name)
     # Each piece is handed out only once proven good (see Store.iter_verified).
     for piece in st.iter_verified(key, verify_data=verify_data):
         sys.stdout.buffer.write(piece)
     sys.stdout.buffer.flush()
+
+
+_HEX_PREFIX = __import__("re").compile(r"[0-9a-f]{8,63}")
+
+
+def _unique_key(st, prefix: str) -> str:  # noqa: ANN001 - the store type is imported lazily
+    """The one object key that starts with ``prefix`` (as `store ls` shortens keys); else a usage error."""
+    from ..errors import StoreUsageError
+
+    found = [key for key in st if key.startswith(prefix)]
+    if len(found) != 1:
+        count = "no object" if not found else f"{len(found)} objects"
+        raise StoreUsageError(f"{prefix} names {count} of store {st.locator}; "
+                              "give a whole key or more of its digits (`store ls --full` shows them)")
+    return found[0]
 
 
 def fsck(

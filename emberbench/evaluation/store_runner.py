@@ -431,7 +431,9 @@ class StoreSink:
             if complete and error is None:
                 state = "complete"
             else:
-                state = "interrupted" if isinstance(error, (KeyboardInterrupt, SystemExit)) else "failed"
+                # A stop signal (SIGINT's KeyboardInterrupt, SIGTERM's exception, an exit) is not a failure:
+                # every such stop raises a BaseException that is not an Exception.
+                state = "interrupted" if error is not None and not isinstance(error, Exception) else "failed"
             self.info = self.info.replace(state=state, ended=utc_now(), episodes_done=self.count, result=result,
                                           model_usage=self.usage)
             write_run_info(self.store, self.info)

@@ -33,6 +33,7 @@ OUTPUT_LOCK_VERSION = 1
 RUN_CATALOG_VERSION = "1.0"
 MODEL_CACHE_VERSION = "1.0"
 KEYRING_VERSION = "1.0"
+KNOWN_SUITES_VERSION = "1.0"
 ATTESTATION_PAYLOAD_TYPE = "application/vnd.in-toto+json"
 """The DSSE payload type of an attestation: an in-toto Statement (the statement says which)."""
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
@@ -46,6 +47,7 @@ __all__ = [
     "GENERATION_FORMAT_VERSION",
     "GENERATOR_VERSION",
     "KEYRING_VERSION",
+    "KNOWN_SUITES_VERSION",
     "MANIFEST_VERSION",
     "METRICS_VERSION",
     "MODEL_CACHE_VERSION",

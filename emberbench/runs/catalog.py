@@ -36,6 +36,7 @@ from ..errors import OutputPathError, RunInfoError, StoreUsageError
 from ..evaluation.run_info import RUN_INFO_REF_PREFIX, STATES, RunInfo, read_run_info
 from ..evaluation.store_names import run_names
 from ..io.versions import RUN_CATALOG_VERSION
+from ..tables.table import Table, TableView, columns
 
 RESULT_REF_PREFIX = "results/"
 RUN_PREFIX = "run-"
@@ -314,13 +315,75 @@ def format_row(row: CatalogRow, id_length: int) -> str:
         return fit(f"{short} damaged: {row.damage}", max(LINE_WIDTH, id_length + 10)).rstrip()
     i = row.info
     done = f"{_count(i.episodes_done)}/{_count(i.episodes_scheduled)}"
-    return _join([short, i.model_id, i.policy, i.suite_id, done, i.state, i.started[:10]], id_length)
+    return _join([short, i.model_id, i.policy, short_suite_id(i.suite_id), done, i.state, i.started[:10]], id_length)
+
+
+SHIPPED_SUITE_PREFIX = "emberbench-"
+"""The prefix every shipped suite id shares; the listing leaves it out (``v1-public``)."""
+
+
+def short_suite_id(suite_id: str) -> str:
+    """A suite id as the listing shows it: without the shipped suites' common prefix (``v1-public``)."""
+    return suite_id.removeprefix(SHIPPED_SUITE_PREFIX) or suite_id
 
 
 def _join(cells: list[str], id_length: int) -> str:
     widths = [id_length] + [width for _, width in COLUMNS[1:]]
     return " ".join(fit(cell, width, keep_end=name == "SUITE")
                     for cell, width, (name, _) in zip(cells, widths, COLUMNS)).rstrip()
+
+
+CATALOG_COLUMNS = columns(
+    "run", "id", "model_id", "policy", "state", ("episodes_done", "int"), ("episodes_scheduled", "int"), "suite_id",
+    "suite_version", "suite_hash", "manifest_hash", "started", "ended", "result", "verified", "verified_at", "host",
+    "user", "emberbench_version", "damage",
+)
+"""The columns of the run catalog as a table (``runs export --table``; ``to_pandas()``): one run per row,
+its run-info's fields flattened (``verified`` is the last verification's verdict), or only ``run``, ``id``
+and ``damage`` for a run whose run-info cannot be read."""
+
+
+def catalog_row(row: CatalogRow) -> tuple[Any, ...]:
+    """One run as a row of :data:`CATALOG_COLUMNS`."""
+    i = row.info
+    if i is None:
+        return (row.run, row.hex_id, *([None] * (len(CATALOG_COLUMNS) - 3)), row.damage)
+    check = i.verification
+    return (row.run, row.hex_id, i.model_id, i.policy, i.state, i.episodes_done, i.episodes_scheduled, i.suite_id,
+            i.suite_version, i.suite_hash, i.manifest_hash, i.started, i.ended, i.result,
+            None if check is None else check.verdict, None if check is None else check.at, i.host, i.user,
+            i.emberbench_version, None)
+
+
+class CatalogTable(TableView):
+    """The runs of a store as a table (:data:`CATALOG_COLUMNS`), read when it is made."""
+
+    __slots__ = ("table",)
+
+    def __init__(self, rows: Iterable[CatalogRow], store: str) -> None:
+        self.table = Table(CATALOG_COLUMNS, tuple(catalog_row(r) for r in rows), title=f"runs of store {store}",
+                           note="one row per run; a run whose run-info cannot be read has only its damage")
+
+    def to_table(self) -> Table:
+        return self.table
+
+    def shown(self) -> Table:
+        """What ``runs ls`` shows (short ids, suites without the shipped prefix, done/scheduled, dates)."""
+        picked = self.table.select(*SHOWN_CATALOG)
+        rows = tuple((r[0][:DISPLAY_PREFIX], r[1], r[2], None if r[3] is None else short_suite_id(r[3]),
+                      None if r[4] is None else f"{r[4]}/{r[5]}", r[6], None if r[7] is None else r[7][:10])
+                     for r in picked.rows)
+        return Table(columns(*(name.lower() for name, _ in COLUMNS)), rows, title=picked.title, note=picked.note)
+
+    def _repr_html_(self) -> str:
+        return self.shown()._repr_html_()
+
+    def __rich__(self) -> Any:
+        return self.shown().__rich__()
+
+
+SHOWN_CATALOG = ("id", "model_id", "policy", "suite_id", "episodes_done", "episodes_scheduled", "state", "started")
+"""The columns the catalog shows in a notebook or terminal (``to_pandas()`` has them all, and whole)."""
 
 
 def row_to_dict(row: CatalogRow) -> dict[str, Any]:
