@@ -8,7 +8,7 @@ import os
 import pytest
 
 from emberbench.errors import RunInfoError
-from emberbench.run_info import JournalHeader, RunInfo, read_run_info, run_info_ref, write_run_info
+from emberbench.run_info import JournalHeader, RunInfo, node_counts, read_run_info, run_info_ref, write_run_info
 from emberbench.runner import run_evaluation
 from emberbench.store_runner import open_store
 from tests.conftest import ROOT
@@ -17,21 +17,66 @@ from tests.run_support import small_manifest
 GOLDEN = ROOT / "tests" / "golden"
 
 
-def golden() -> dict:
-    return json.loads((GOLDEN / "run-info-1.0.json").read_text())
+def golden(version: str = "1.1") -> dict:
+    return json.loads((GOLDEN / f"run-info-{version}.json").read_text())
 
 
 def test_golden_run_info_round_trips() -> None:
     """The golden sample parses and serializes back to its exact bytes."""
     info = RunInfo.from_dict(golden())
     assert info.state == "complete" and info.verification is not None and info.verification.verdict == "ok"
-    assert info.to_bytes() + b"\n" == (GOLDEN / "run-info-1.0.json").read_bytes()
+    assert info.nodes == (("eval-node-1", 20), ("eval-node-2", 16))
+    assert info.to_bytes() + b"\n" == (GOLDEN / "run-info-1.1.json").read_bytes()
+
+
+def test_a_version_1_0_run_info_is_still_read_and_rewritten_as_the_current_version() -> None:
+    """Version 1.0 (no ``nodes``) reads as nodes None; written again it is 1.1 with ``nodes`` null, all else equal."""
+    old = golden("1.0")
+    info = RunInfo.from_dict(old)
+    assert info.nodes is None
+    again = info.to_dict()
+    assert again.pop("run_info_version") == "1.1" and again.pop("nodes") is None
+    assert again == {k: v for k, v in old.items() if k != "run_info_version"}
+    with pytest.raises(RunInfoError, match=r"unknown key\(s\) \['nodes'\]"):
+        RunInfo.from_dict({**old, "nodes": {"a": 1}})  # 1.0 has no nodes
+    current = golden()
+    del current["nodes"]
+    with pytest.raises(RunInfoError, match=r"missing key\(s\) \['nodes'\]"):
+        RunInfo.from_dict(current)  # 1.1 always has them, null or not
 
 
 def test_future_run_info_is_refused() -> None:
     """A run-info of a newer version is refused, naming the version."""
-    with pytest.raises(RunInfoError, match="run_info_version '2.0' is not supported"):
+    with pytest.raises(RunInfoError, match="run_info_version '2.0' is not supported .this code reads '1.0' and '1.1'"):
         RunInfo.from_dict(json.loads((GOLDEN / "run-info-future.json").read_text()))
+
+
+@pytest.mark.parametrize(("nodes", "message"), [
+    ([["a", 1]], "nodes must be a JSON object or null"),
+    ({"a": 0}, r"nodes\['a'\] must be a positive integer"),
+    ({"a": True}, "must be a positive integer"),
+    ({"a": 1.5}, "must be a positive integer"),
+    ({"": 1}, "nodes .a host name. must be 1-128 printable"),
+    ({"x" * 129: 1}, "must be 1-128 printable"),
+    ({"a\tb": 1}, "must be 1-128 printable"),
+    ({"a": 30, "b": 7}, "nodes count more episodes than the 36 scheduled"),
+    ({f"h{i}": 1 for i in range(257)}, "nodes must map at most 256 host names"),
+])
+def test_nodes_validation(nodes, message) -> None:  # noqa: ANN001
+    """Each malformed ``nodes`` value is refused with a message naming it."""
+    with pytest.raises(RunInfoError, match=message):
+        RunInfo.from_dict({**golden(), "nodes": nodes})
+
+
+def test_node_counts_stay_within_the_run_info_limits() -> None:
+    """Names are cut to 128 characters (coinciding ones added up); past 256 nodes the smallest are folded."""
+    assert node_counts({"b": 2, "a": 1, "z": 0}) == (("a", 1), ("b", 2))
+    assert node_counts({"x" * 130: 1, "x" * 129: 2}) == (("x" * 128, 3),)
+    many = node_counts({f"h{i:03}": 1 + (i % 2) for i in range(300)})
+    assert len(many) == 256 and sum(c for _, c in many) == 450
+    assert dict(many)["(other nodes)"] == 300 - 256 + 1  # the 45 smallest counts (1 each), ties by name
+    assert RunInfo.from_dict({**golden(), "episodes_scheduled": 450, "episodes_done": 450,
+                              "nodes": dict(many)}).nodes == many
 
 
 @pytest.mark.parametrize(("change", "message"), [
@@ -145,3 +190,4 @@ def test_a_recorded_verification_survives_the_runs_own_updates(tmp_path) -> None
     assert after is not None and after.state == "complete" and after.verification == verdict
     with pytest.raises(RunInfoError, match="no readable run-info"):
         record_verification(store, "run-" + "1" * 64, verdict)
+
