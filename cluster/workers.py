@@ -97,6 +97,7 @@ class EpisodeWorker:
     def __init__(self, policy: str, store_root: str | None, agent_timeout: float | None,
                  agent_log: str | None = None) -> None:
         self.node_id = _node_id()
+        self.host = socket.gethostname() or "unknown"
         self.suite: Suite | None = None
         self.suite_hash = ""
         self.store = None
@@ -145,7 +146,7 @@ class EpisodeWorker:
                 self.store.put(record_bytes, key=outcome.record_digest)
                 outcome = EpisodeOutcome(outcome.index, outcome.record_digest, None, outcome.metrics_bytes)
             outcomes.append(outcome)
-        return encode_reply(self.node_id, time.perf_counter() - start, outcomes), error
+        return encode_reply(self.node_id, self.host, time.perf_counter() - start, outcomes), error
 
     def _suite(self, suite_hash: str, suite_holder: list[Any]) -> Suite:
         if self.suite is None or self.suite_hash != suite_hash:

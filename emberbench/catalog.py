@@ -372,6 +372,8 @@ def describe(details: RunDetails) -> list[str]:
                       "emberbench_version", "python_version", "ray_version", "result"):
             value = getattr(info, field)
             lines.append(f"{field}: {'-' if value is None else value}")
+        lines.append("nodes: -" if info.nodes is None else
+                     "nodes: " + ", ".join(f"{name} {count}" for name, count in info.nodes))
         check = info.verification
         lines.append("verification: never" if check is None else
                      f"verification: {check.verdict} at {check.at} by {check.by}"

@@ -40,7 +40,7 @@ import hashlib
 import time
 import zlib
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +50,7 @@ from .manifest import EvaluationManifest
 from .record_spool import RecordSpool
 from .results import artifact_chunks, episode_chunk
 from .run_info import JournalHeader, RunInfo, is_header_entry, software_versions, this_host, this_user, utc_now
-from .run_info import write_run_info
+from .run_info import Nodes, node_counts, write_run_info
 from .run_sidecar import new_sidecar, write_sidecar
 from .store_adopt import adopt_artifact, verify_journaled
 
@@ -152,16 +152,21 @@ class StoreSink:
         every, seconds: checkpoint every N episodes (always), every T seconds (within the budget).
         authenticator: replays the records of an artifact at ``out`` (``results.Authenticator``).
         verifier: ``verifier(items) -> verdicts`` for journaled records (:func:`resume_auth.verify_stored`).
+        nodes: the episodes played now per machine, kept up to date by the
+            caller; each run-info update records them (or, while it is
+            empty, keeps the nodes the stored run-info names).
     """
 
     def __init__(self, store: Any, manifest: EvaluationManifest, model_id: str, out: Path, *, resume: bool,
-                 spec: str, every: int, seconds: float, suite: Any, authenticator: Any, verifier: Any) -> None:
+                 spec: str, every: int, seconds: float, suite: Any, authenticator: Any, verifier: Any,
+                 nodes: Mapping[str, int] | None = None) -> None:
         from emberbench.store import journal_name
 
         from .runner import output_exists, output_sidecar
 
         self.store, self.manifest, self.model_id, self.out = store, manifest, model_id, out
         self.spec, self.every, self.seconds = spec, every, seconds
+        self.nodes: Mapping[str, int] = {} if nodes is None else nodes
         self.name = journal_name(manifest.hash, model_id)
         n = len(manifest.episodes)
         self.state = bytearray(n)  # NOT_DONE, DONE or REGENERATE per manifest index
@@ -269,6 +274,10 @@ class StoreSink:
             episodes_scheduled=len(m.episodes), state="running", result=self._finished_result(),
         )
 
+    def _nodes(self) -> Nodes | None:
+        """The run-info's ``nodes``: None while nothing was played now (the stored ones are then kept)."""
+        return node_counts(self.nodes) or None
+
     def _finished_result(self) -> str | None:
         finish = self.journal.state().finish
         result = None if finish is None else finish.data.get("result")
@@ -362,7 +371,7 @@ class StoreSink:
             return
         self._last = time.monotonic()
         self.flush_journal()
-        write_run_info(self.store, self.info.replace(episodes_done=self.count))
+        write_run_info(self.store, self.info.replace(episodes_done=self.count, nodes=self._nodes()))
         size = self._artifact_size()
         projected = size + (len(self.manifest.episodes) - self.count) * (size / max(1, self.count))
         if self._spent + size <= CHECKPOINT_BUDGET * projected:
@@ -433,7 +442,8 @@ class StoreSink:
                 state = "complete"
             else:
                 state = "interrupted" if isinstance(error, (KeyboardInterrupt, SystemExit)) else "failed"
-            self.info = self.info.replace(state=state, ended=utc_now(), episodes_done=self.count, result=result)
+            self.info = self.info.replace(state=state, ended=utc_now(), episodes_done=self.count, result=result,
+                                          nodes=self._nodes())
             write_run_info(self.store, self.info)
         finally:
             self.spool.close()

@@ -190,6 +190,8 @@ def run(
         ) from None
     typer.echo(summary.describe())
     typer.echo(chosen[0].describe())
+    if chosen[0].kind is not ExecutorKind.LOCAL:  # in process, every episode is this machine's
+        typer.echo(summary.describe_nodes())
     if signer is not None:
         _attest_run(store, m, model_id, signer, code, chosen, resolve_address(address))
 

@@ -191,3 +191,36 @@ def test_a_recorded_verification_survives_the_runs_own_updates(tmp_path) -> None
     with pytest.raises(RunInfoError, match="no readable run-info"):
         record_verification(store, "run-" + "1" * 64, verdict)
 
+
+def test_a_run_records_where_its_episodes_were_played(tmp_path, suite) -> None:  # noqa: ANN001
+    """The run-info and the summary count the episodes played per machine; an invocation that plays nothing
+    keeps the nodes of the latest one that did; one that plays some records only its own."""
+    from emberbench.run_info import this_host
+    from emberbench.runner import EpisodeOutcome, InProcessExecutor
+
+    store = open_store(tmp_path / "s")
+    manifest = small_manifest(suite)
+    n = len(manifest.episodes)
+
+    class Elsewhere(InProcessExecutor):
+        """Plays in this process but reports the episodes as played on machines ``w1`` and ``w2``."""
+
+        def run(self, tasks):  # noqa: ANN001, ANN202
+            for outcome in super().run(tasks):
+                o = outcome
+                yield EpisodeOutcome(o.index, o.record_digest, o.record_bytes, o.metrics_bytes, o.stored_record,
+                                     node=f"w{1 + o.index % 2}")
+
+    first = run_evaluation(manifest, suite, "greedy", "m", tmp_path / "r.json", store=store,
+                           executor=Elsewhere(suite, "greedy", store=store))
+    (name,) = store.journal_names()
+    expected = (("w1", (n + 1) // 2), ("w2", n // 2))
+    assert first.nodes == expected and read_run_info(store, name).nodes == expected
+    assert first.describe_nodes() == f"nodes: w1 {(n + 1) // 2} episodes, w2 {n // 2} episodes"
+    again = run_evaluation(manifest, suite, "greedy", "m", tmp_path / "r.json", store=store)
+    assert again.nodes == () and again.describe_nodes() == "nodes: no episode played now"
+    assert read_run_info(store, name).nodes == expected  # kept: nothing was played now
+    (tmp_path / "r.json").unlink()
+    store2 = open_store(tmp_path / "s2")
+    local = run_evaluation(manifest, suite, "greedy", "m", tmp_path / "r.json", store=store2, resume=False)
+    assert local.nodes == ((this_host(), n),) and read_run_info(store2, name).nodes == ((this_host(), n),)
