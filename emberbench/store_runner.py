@@ -428,7 +428,23 @@ class StoreSink:
         return size
 
     def close(self, error: BaseException | None = None) -> None:
-        """Write the final artifact (if it changed); finish the run when complete; record the run's state."""
+        """Write the final artifact (if it changed); finish the run when complete; record the run's state.
+
+        When the run is already stopping with ``error``, a store failure here
+        (the store that failed it still unreachable) is not raised: the run's
+        own error, which names the store and the cause, is the one reported.
+        """
+        if error is None:
+            self._close(None)
+            return
+        from emberbench.store import StoreError
+
+        try:
+            self._close(error)
+        except StoreError:
+            pass
+
+    def _close(self, error: BaseException | None) -> None:
         try:
             self.flush_journal()
             complete = self.count == len(self.manifest.episodes)
