@@ -9,7 +9,7 @@ Public surface:
 
 * :func:`ray_session` starts or joins Ray (token authentication, loopback);
 * :class:`RayExecutor` plays episodes on Ray actors for the core's
-  coordinator (:func:`emberbench.runner.run_evaluation`);
+  coordinator (:func:`emberbench.evaluation.runner.run_evaluation`);
 * :class:`RayAuthenticator` replays records in parallel, same verdicts;
 * :class:`RayMapper` runs the statistics' (group, metric) jobs as Ray tasks;
 * :func:`run_on_ray`, :func:`verify_on_ray`, :func:`audit_on_ray`,

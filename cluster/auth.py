@@ -1,6 +1,6 @@
 """Parallel replay authentication with the same verdicts and messages as in process.
 
-:class:`RayAuthenticator` is a :class:`~emberbench.replay.Replayer`: the
+:class:`RayAuthenticator` is a :class:`~emberbench.records.replay.Replayer`: the
 streaming reader hands it records one at a time and gets each back with its
 verdict, in the same order. Records go out in chunks (at most ``max_chunk``
 records or ``max_chunk_bytes`` of canonical JSON each) as Ray tasks, with at
@@ -22,10 +22,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from emberbench.errors import ClusterError, RecordAuthenticationError
-from emberbench.metrics import EpisodeMetrics
-from emberbench.record import record_from_dict
-from emberbench.replay import ReplayFailure, ReplayJob, Verdict
-from emberbench.suite import Suite
+from emberbench.records.metrics import EpisodeMetrics
+from emberbench.records.record import record_from_dict
+from emberbench.records.replay import ReplayFailure, ReplayJob, Verdict
+from emberbench.sim.suite import Suite
 
 from .session import import_ray
 from .workers import authenticate_chunk
@@ -78,7 +78,7 @@ class RayAuthenticator:
         return chunk
 
     def replay(self, jobs: Iterable[ReplayJob], suite: Suite) -> Iterator[tuple[ReplayJob, Verdict]]:
-        """Yield every job with its verdict, in order (see :class:`emberbench.replay.Replayer`).
+        """Yield every job with its verdict, in order (see :class:`emberbench.records.replay.Replayer`).
 
         Raises:
             Exception: any error other than a failed authentication, as raised in the task.
@@ -118,7 +118,7 @@ class RayAuthenticator:
         Raises:
             RecordAuthenticationError: ``episode {i}: ...`` for the first failing record.
         """
-        from emberbench.canonical import canonical_bytes
+        from emberbench.io.canonical import canonical_bytes
 
         jobs, failures = [], {}
         for i, record in enumerate(records):

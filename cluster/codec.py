@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import msgpack
 
-from emberbench.manifest import ManifestEntry
-from emberbench.runner import EpisodeOutcome
+from emberbench.results.manifest import ManifestEntry
+from emberbench.evaluation.runner import EpisodeOutcome
 
 
 def encode_tasks(entries: Sequence[ManifestEntry]) -> bytes:

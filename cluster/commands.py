@@ -2,7 +2,7 @@
 
 Each function here is the Ray variant of one core entry point and writes or
 returns exactly what the core would: :func:`run_on_ray` is
-:func:`emberbench.runner.run_evaluation` with a :class:`~cluster.executor.RayExecutor`;
+:func:`emberbench.evaluation.runner.run_evaluation` with a :class:`~cluster.executor.RayExecutor`;
 :func:`verify_on_ray` and :func:`audit_on_ray` stream the artifact and
 replay its records with a :class:`~cluster.auth.RayAuthenticator`;
 :func:`aggregate_on_ray` and :func:`paired_on_ray` also run the statistics'
@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from emberbench.manifest import EvaluationManifest
-from emberbench.runner import Progress, RunSummary, check_before_start, claim_output, run_evaluation
-from emberbench.suite import Suite
+from emberbench.results.manifest import EvaluationManifest
+from emberbench.evaluation.runner import Progress, RunSummary, check_before_start, claim_output, run_evaluation
+from emberbench.sim.suite import Suite
 
 from .auth import RayAuthenticator
 from .executor import RayExecutor
@@ -44,7 +44,7 @@ def run_on_ray(manifest: EvaluationManifest, suite: Suite, policy: str, model_id
         workers: episode workers; default: every CPU.
         agent_log: folder for external agents' stderr logs (the same path on
             every node), or None.
-        Other arguments: as :func:`emberbench.runner.run_evaluation`.
+        Other arguments: as :func:`emberbench.evaluation.runner.run_evaluation`.
     """
     # The output is claimed before Ray starts, so a second run on it is refused at once; so is a resume
     # under another policy (the output's sidecar, the journal header), before Ray's slow start.
@@ -63,7 +63,7 @@ def ray_executor(suite: Suite, policy: str, *, store: Any = None, workers: int |
                  agent_timeout: float | None = None, agent_log: str | None = None) -> Iterator[RayExecutor]:
     """Open a Ray session and its episode workers; close both on exit (arguments as :func:`run_on_ray`).
 
-    Given to :func:`emberbench.runner.run_evaluation` as ``executor_for``,
+    Given to :func:`emberbench.evaluation.runner.run_evaluation` as ``executor_for``,
     Ray starts only once the run knows it has work for it.
     """
     with ray_session(address, workers=workers, runtime_env=runtime_env) as info:
@@ -74,26 +74,26 @@ def ray_executor(suite: Suite, policy: str, *, store: Any = None, workers: int |
 
 
 def load_on_ray(path: str | Path, suite: Suite, authenticator: RayAuthenticator) -> Any:
-    """:func:`emberbench.results.load_result` with replay on Ray (the result is held in memory).
+    """:func:`emberbench.results.artifact.load_result` with replay on Ray (the result is held in memory).
 
     Commands use :func:`verify_on_ray`, which keeps no episode.
     """
-    from emberbench.results import load_result
+    from emberbench.results.artifact import load_result
 
     return load_result(path, suite, authenticator=authenticator)
 
 
 def verify_on_ray(path: str | Path, suite: Suite, *, workers: int | None = None, address: str | None = None) -> Any:
-    """:func:`emberbench.result_stream.verify_artifact` with records replayed in parallel (streaming)."""
-    from emberbench.result_stream import verify_artifact
+    """:func:`emberbench.results.stream.verify_artifact` with records replayed in parallel (streaming)."""
+    from emberbench.results.stream import verify_artifact
 
     with ray_session(address, workers=workers) as info, RayAuthenticator(info.workers) as authenticator:
         return verify_artifact(path, suite, replayer=authenticator)
 
 
 def audit_on_ray(store: Any, suite: Suite, *, workers: int | None = None, address: str | None = None) -> Any:
-    """:func:`emberbench.audit.audit_store` with records replayed in parallel."""
-    from emberbench.audit import audit_store
+    """:func:`emberbench.runs.audit.audit_store` with records replayed in parallel."""
+    from emberbench.runs.audit import audit_store
 
     with ray_session(address, workers=workers) as info, RayAuthenticator(info.workers) as authenticator:
         return audit_store(store, suite, authenticator=authenticator)
@@ -101,8 +101,8 @@ def audit_on_ray(store: Any, suite: Suite, *, workers: int | None = None, addres
 
 def verify_run_on_ray(store: Any, short_id: str, suite: Suite, *, workers: int | None = None,
                       address: str | None = None, keyring: Any = None) -> Any:
-    """:func:`emberbench.catalog_verify.verify_run` with records replayed in parallel."""
-    from emberbench.catalog_verify import verify_run
+    """:func:`emberbench.runs.verify.verify_run` with records replayed in parallel."""
+    from emberbench.runs.verify import verify_run
 
     with ray_session(address, workers=workers) as info, RayAuthenticator(info.workers) as authenticator:
         return verify_run(store, short_id, suite, authenticator=authenticator, keyring=keyring)

@@ -1,7 +1,7 @@
 """The Ray executor: episodes on a pool of Ray actors, faults contained, order left to the coordinator.
 
 :class:`RayExecutor` implements the runner's ``Executor`` protocol. It decides
-only *where* episodes run; :func:`emberbench.runner.run_evaluation` still
+only *where* episodes run; :func:`emberbench.evaluation.runner.run_evaluation` still
 decides what is written. Scheduling:
 
 * **Batches.** Each call plays a batch of episodes, sized from the measured
@@ -37,9 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from emberbench.errors import ClusterError, EpisodeFailedError
-from emberbench.manifest import ManifestEntry
-from emberbench.runner import EpisodeOutcome
-from emberbench.suite import Suite
+from emberbench.results.manifest import ManifestEntry
+from emberbench.evaluation.runner import EpisodeOutcome
+from emberbench.sim.suite import Suite
 
 from .codec import decode_reply, encode_tasks
 from .session import import_ray
@@ -307,13 +307,13 @@ class RayExecutor:
         return max(1, min(count, max(3 * len(self._slots or [None] * self.workers), -(-count // 256))))
 
     def verify_stored(self, items: Sequence[Any]) -> list[Any] | None:
-        """:func:`emberbench.resume_auth.verify_stored` on the workers, which read the records from the store.
+        """:func:`emberbench.evaluation.resume_auth.verify_stored` on the workers, which read the records from the store.
 
         Items are dealt out in strides (one scenario's episodes sit together in
         a manifest and cost alike), so every worker gets a similar share.
         Returns None when the workers have no store (the caller then checks in process).
         """
-        from emberbench.resume_auth import encode_items, verify_stored
+        from emberbench.evaluation.resume_auth import encode_items, verify_stored
 
         if self.store_root is None:
             return None
@@ -338,7 +338,7 @@ class RayExecutor:
             RecordAuthenticationError: ``episode {i}: ...`` for the first record (in list order) that fails.
         """
         from emberbench.errors import RecordAuthenticationError
-        from emberbench.results import authenticate_all
+        from emberbench.results.artifact import authenticate_all
 
         if suite.hash != self.suite.hash or not records:
             return authenticate_all(records, suite)
@@ -417,7 +417,7 @@ def _locator(store: str | Path) -> str:
 
 def _authenticate_here(records: list[dict[str, Any]], part: list[int], suite: Suite) -> tuple[list[Any], Any]:
     """Replay ``part`` in this process (a worker was lost), in the workers' answer format."""
-    from emberbench.episode import authenticate
+    from emberbench.records.episode import authenticate
     from emberbench.errors import RecordAuthenticationError
 
     metrics: list[Any] = []

@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 from emberbench.errors import EmberError, RecordAuthenticationError, WorkerError
 from emberbench.policies.context import PolicyContext
 from emberbench.policies.spec import FreshPolicies, resolve_policy
-from emberbench.runner import EpisodeOutcome, play_to_outcome
-from emberbench.suite import Suite
+from emberbench.evaluation.runner import EpisodeOutcome, play_to_outcome
+from emberbench.sim.suite import Suite
 
 from .codec import decode_tasks, encode_reply
 
@@ -157,13 +157,13 @@ class EpisodeWorker:
 
     @_on_this_node
     def verify_stored(self, suite_hash: str, suite_holder: list[Any], rows: list[list[Any]]) -> list[Any]:
-        """Check and replay journaled records read from the store (:func:`emberbench.resume_auth.verify_stored`).
+        """Check and replay journaled records read from the store (:func:`emberbench.evaluation.resume_auth.verify_stored`).
 
         Args:
             suite_hash, suite_holder: as for :meth:`run_batch`.
-            rows: the items, encoded by :func:`emberbench.resume_auth.encode_items`.
+            rows: the items, encoded by :func:`emberbench.evaluation.resume_auth.encode_items`.
         """
-        from emberbench.resume_auth import decode_items, verify_stored
+        from emberbench.evaluation.resume_auth import decode_items, verify_stored
 
         if self.store is None:
             raise RuntimeError("this worker has no store to read records from")
@@ -204,7 +204,7 @@ def authenticate_parsed(suite: Suite, positions: list[int], records: list[dict[s
         does not authenticate, or ``(position, exception, None)`` for any
         other error.
     """
-    from emberbench.episode import authenticate
+    from emberbench.records.episode import authenticate
 
     out = []
     for position, record in zip(positions, records):
@@ -238,8 +238,8 @@ def authenticate_chunk(suite_hash: str, suite_holder: list[Any], positions: list
 
     import ray
 
-    from emberbench.episode import authenticate_parsed
-    from emberbench.record import record_from_dict
+    from emberbench.records.episode import authenticate_parsed
+    from emberbench.records.record import record_from_dict
 
     suite = _SUITES.get(suite_hash)
     if suite is None:

@@ -60,15 +60,15 @@ def fixed_key(seed: int):  # noqa: ANN201 - a SigningKey
 
 
 def bench(locator: str, args: argparse.Namespace, tmp: Path) -> dict[str, float]:
-    from emberbench.manifest import build_manifest
+    from emberbench.results.manifest import build_manifest
     from emberbench.provenance import attest_run, check_run_attestation, policy_code_digest
     from emberbench.provenance.attest import make_statement, sign_statement, verify_envelope
     from emberbench.provenance.keys import Keyring, TrustedKey
-    from emberbench.run_info import read_run_info
-    from emberbench.runner import run_evaluation
+    from emberbench.evaluation.run_info import read_run_info
+    from emberbench.evaluation.runner import run_evaluation
     from emberbench.store import journal_name
-    from emberbench.store_runner import open_store
-    from emberbench.suite import load_suite
+    from emberbench.evaluation.store_runner import open_store
+    from emberbench.sim.suite import load_suite
 
     suite = load_suite(None)
     seeds = list(range(max(1, args.episodes // len(suite.scenarios))))

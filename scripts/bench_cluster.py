@@ -37,11 +37,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from emberbench.manifest import EvaluationManifest, build_manifest  # noqa: E402
-from emberbench.results import load_result  # noqa: E402
-from emberbench.runner import run_evaluation  # noqa: E402
-from emberbench.store_runner import open_store  # noqa: E402
-from emberbench.suite import load_suite  # noqa: E402
+from emberbench.results.manifest import EvaluationManifest, build_manifest  # noqa: E402
+from emberbench.results.artifact import load_result  # noqa: E402
+from emberbench.evaluation.runner import run_evaluation  # noqa: E402
+from emberbench.evaluation.store_runner import open_store  # noqa: E402
+from emberbench.sim.suite import load_suite  # noqa: E402
 
 
 def timed(action: Callable[[], Any]) -> tuple[float, Any]:

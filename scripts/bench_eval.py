@@ -26,12 +26,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from emberbench.manifest import build_manifest, write_manifest  # noqa: E402
-from emberbench.results import load_result  # noqa: E402
-from emberbench.runner import run_evaluation  # noqa: E402
-from emberbench.simulator import clear_fire_cache  # noqa: E402
-from emberbench.store_runner import open_store  # noqa: E402
-from emberbench.suite import load_suite  # noqa: E402
+from emberbench.results.manifest import build_manifest, write_manifest  # noqa: E402
+from emberbench.results.artifact import load_result  # noqa: E402
+from emberbench.evaluation.runner import run_evaluation  # noqa: E402
+from emberbench.sim.simulator import clear_fire_cache  # noqa: E402
+from emberbench.evaluation.store_runner import open_store  # noqa: E402
+from emberbench.sim.suite import load_suite  # noqa: E402
 
 
 def main() -> int:

@@ -35,10 +35,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from emberbench.canonical import canonical_bytes  # noqa: E402
+from emberbench.io.canonical import canonical_bytes  # noqa: E402
 from emberbench.generate import calibrate_suite, generate_scenario, generate_suite, load_recipe  # noqa: E402
 from emberbench.generate import write_suite  # noqa: E402
-from emberbench.suite import load_suite  # noqa: E402
+from emberbench.sim.suite import load_suite  # noqa: E402
 
 
 def bench_recipe(name: str, count: int) -> tuple[float, float, int]:

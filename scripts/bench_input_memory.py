@@ -57,7 +57,7 @@ def write_shape(path: Path, shape: str, size: int) -> None:
 
 def cases(folder: Path) -> dict[str, tuple[list[str], Path]]:
     """Reader name -> (command line with ``{}`` for the input, where the input goes)."""
-    from emberbench.suite import public_suite_path
+    from emberbench.sim.suite import public_suite_path
 
     suite = folder / "suite"
     shutil.copytree(public_suite_path(), suite)

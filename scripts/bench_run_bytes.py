@@ -13,7 +13,7 @@ RSS count that step alone):
    copy, run-info objects, the sidecar, and the record spool's temp file)
    divided by the final artifact's size (target <= 2.5 at every size, not
    growing with n), and of those the spool's own share (its compressed
-   copies past the in-memory bound, :mod:`emberbench.record_spool`) and its
+   copies past the in-memory bound, :mod:`emberbench.evaluation.record_spool`) and its
    copies held in memory at the end; the peak RSS.
 2. **resume**: the same run again into a new ``--out``: every journaled
    episode is read back from the store, checked and replayed before the
@@ -54,7 +54,7 @@ def wchar() -> int:
 
 
 def manifest_of(suite, episodes: int):  # noqa: ANN001, ANN201
-    from emberbench.manifest import EvaluationManifest, ManifestEntry, build_manifest
+    from emberbench.results.manifest import EvaluationManifest, ManifestEntry, build_manifest
 
     seeds = list(range(-(-episodes // len(suite.scenarios))))
     full = build_manifest(suite, seeds)
@@ -64,10 +64,10 @@ def manifest_of(suite, episodes: int):  # noqa: ANN001, ANN201
 
 def child(step: str, episodes: int, folder: Path) -> dict[str, float]:
     """One measured step, in this (child) process; the manifest is read from its file, as the CLI does."""
-    from emberbench.manifest import load_manifest
-    from emberbench.runner import play_to_outcome, run_evaluation
-    from emberbench.store_runner import open_store
-    from emberbench.suite import load_suite
+    from emberbench.results.manifest import load_manifest
+    from emberbench.evaluation.runner import play_to_outcome, run_evaluation
+    from emberbench.evaluation.store_runner import open_store
+    from emberbench.sim.suite import load_suite
 
     suite = load_suite()
     manifest = load_manifest(folder / "manifest.json", suite)
@@ -97,8 +97,8 @@ def child(step: str, episodes: int, folder: Path) -> dict[str, float]:
 
 def _count_spool() -> list[int]:
     """Wrap the run's record spool: [bytes written to its temp file, bytes it held in memory], taken at close."""
-    import emberbench.store_runner as runner
-    from emberbench.record_spool import RecordSpool
+    import emberbench.evaluation.store_runner as runner
+    from emberbench.evaluation.record_spool import RecordSpool
 
     counted = [0, 0]
 
@@ -115,8 +115,8 @@ def _count_spool() -> list[int]:
 
 def _time_authentication() -> list[float]:
     """Wrap the resume's authentication of journaled episodes to time it alone: [wall, cpu] seconds."""
-    import emberbench.store_adopt as adopt
-    import emberbench.store_runner as runner
+    import emberbench.evaluation.store_adopt as adopt
+    import emberbench.evaluation.store_runner as runner
 
     timed = [0.0, 0.0]
     real = adopt.verify_journaled
@@ -152,8 +152,8 @@ def main() -> int:
         step, episodes, folder = args.child
         print(json.dumps(child(step, int(episodes), Path(folder))))
         return 0
-    from emberbench.manifest import write_manifest
-    from emberbench.suite import load_suite
+    from emberbench.results.manifest import write_manifest
+    from emberbench.sim.suite import load_suite
 
     suite = load_suite()
     rows = []

@@ -47,9 +47,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from emberbench.canonical import canonical_bytes  # noqa: E402
-from emberbench.manifest import EvaluationManifest, ManifestEntry, build_manifest, write_manifest  # noqa: E402
-from emberbench.scenario import scenario_from_dict  # noqa: E402
+from emberbench.io.canonical import canonical_bytes  # noqa: E402
+from emberbench.results.manifest import EvaluationManifest, ManifestEntry, build_manifest, write_manifest  # noqa: E402
+from emberbench.sim.scenario import scenario_from_dict  # noqa: E402
 
 COMMANDS = ("run", "verify", "stats", "compare", "audit", "fsck")
 RESAMPLES = 200
@@ -98,10 +98,10 @@ def manifest_of(suite, n: int) -> EvaluationManifest:  # noqa: ANN001
 
 def write_played(manifest: EvaluationManifest, suite, policy: str, model_id: str, out: Path) -> None:  # noqa: ANN001
     """The faster route to an artifact: play every episode here and stream the artifact to ``out``."""
-    from emberbench.atomic import atomic_write_bytes
+    from emberbench.io.atomic import atomic_write_bytes
     from emberbench.policies.spec import resolve_policy
-    from emberbench.results import artifact_chunks, episode_chunk
-    from emberbench.runner import play_to_outcome
+    from emberbench.results.artifact import artifact_chunks, episode_chunk
+    from emberbench.evaluation.runner import play_to_outcome
 
     factory = resolve_policy(policy)
 
@@ -131,9 +131,9 @@ def measure(argv: list[str], cwd: Path) -> tuple[float, float, int]:
 
 def statistics_seconds(suite, a: Path, b: Path) -> tuple[float, float]:  # noqa: ANN001
     """CPU seconds of the statistics alone (aggregate of A, paired A-B), on the stored values (no replay)."""
-    from emberbench.metrics import metrics_from_dict
-    from emberbench.result_stream import read_header
-    from emberbench.result_text import ArtifactWalker
+    from emberbench.records.metrics import metrics_from_dict
+    from emberbench.results.stream import read_header
+    from emberbench.results.text import ArtifactWalker
     from emberbench.statistics import aggregate_from_table, paired_from_tables
     from emberbench.statistics.columns import TableBuilder
     from emberbench.statistics.verified import context_of
@@ -206,7 +206,7 @@ def main() -> int:
         ap.error("give at least two sizes (the slope needs two)")
     work = args.workdir or Path(tempfile.mkdtemp(prefix="bench-scale-"))
     work.mkdir(parents=True, exist_ok=True)
-    from emberbench.suite import load_suite
+    from emberbench.sim.suite import load_suite
 
     suite_dir = write_suite(work / "suite")
     suite = load_suite(suite_dir)

@@ -25,10 +25,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from emberbench.episode import authenticate, play_episode  # noqa: E402
+from emberbench.records.episode import authenticate, play_episode  # noqa: E402
 from emberbench.policies import BUILTIN_POLICIES  # noqa: E402
-from emberbench.simulator import Simulation, clear_fire_cache  # noqa: E402
-from emberbench.suite import load_suite  # noqa: E402
+from emberbench.sim.simulator import Simulation, clear_fire_cache  # noqa: E402
+from emberbench.sim.suite import load_suite  # noqa: E402
 
 LARGE = "v1-pub-11-large-campus"
 _CODE = {c: i for i, c in enumerate(".NESW")}

@@ -39,7 +39,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from emberbench.metric_defs import METRIC_NAMES  # noqa: E402
+from emberbench.records.metric_defs import METRIC_NAMES  # noqa: E402
 from emberbench.statistics import EpisodeValues, StatisticsContext, aggregate_from_values  # noqa: E402
 from emberbench.statistics.bootstrap import BATCH_INDICES, bootstrap_interval  # noqa: E402
 from emberbench.statistics.exact import ExactVector  # noqa: E402

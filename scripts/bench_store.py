@@ -195,9 +195,9 @@ def bench_s3_run(locator: str, episodes: int, folder: Path) -> dict[str, float]:
     """Seconds of one greedy run into a local store and into the S3 store (same manifest)."""
     from scripts.bench_run_bytes import manifest_of
 
-    from emberbench.runner import run_evaluation
-    from emberbench.store_runner import open_store
-    from emberbench.suite import load_suite
+    from emberbench.evaluation.runner import run_evaluation
+    from emberbench.evaluation.store_runner import open_store
+    from emberbench.sim.suite import load_suite
 
     suite = load_suite()
     manifest = manifest_of(suite, episodes)

@@ -29,9 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from emberbench.episode import play_episode  # noqa: E402
+from emberbench.records.episode import play_episode  # noqa: E402
 from emberbench.policies.spec import resolve_policy  # noqa: E402
-from emberbench.suite import load_suite  # noqa: E402
+from emberbench.sim.suite import load_suite  # noqa: E402
 
 LARGEST = "v1-pub-11-large-campus"
 POLICIES = ("stay", "greedy", "fire-aware", "random")
@@ -94,7 +94,7 @@ def bench_viewer(seeds: int) -> None:
 
 def bench_report(results: list[Path], resamples: int) -> None:
     """Time the statistics of ``results`` and then their report."""
-    from emberbench.results import load_result
+    from emberbench.results.artifact import load_result
     from emberbench.statistics import aggregate_statistics
     from emberbench.viewer.report import build_report
 

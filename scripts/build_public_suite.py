@@ -17,11 +17,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from emberbench.atomic import atomic_write_bytes  # noqa: E402
-from emberbench.canonical import canonical_bytes, digest  # noqa: E402
-from emberbench.rng import SplitMix64  # noqa: E402
-from emberbench.scenario import scenario_from_dict  # noqa: E402
-from emberbench.versions import SCENARIO_FORMAT_VERSION, SUITE_FORMAT_VERSION, SUITE_VERSION  # noqa: E402
+from emberbench.io.atomic import atomic_write_bytes  # noqa: E402
+from emberbench.io.canonical import canonical_bytes, digest  # noqa: E402
+from emberbench.sim.rng import SplitMix64  # noqa: E402
+from emberbench.sim.scenario import scenario_from_dict  # noqa: E402
+from emberbench.io.versions import SCENARIO_FORMAT_VERSION, SUITE_FORMAT_VERSION, SUITE_VERSION  # noqa: E402
 
 
 class Plan:

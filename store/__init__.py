@@ -22,7 +22,7 @@ Typical use::
 from __future__ import annotations
 
 from .backend import Backend, ObjectInfo
-from .core import DEFAULT_CODEC, Store
+from .core import DEFAULT_CODEC, Store, open_store
 from .errors import (
     IntegrityError,
     InvalidKeyError,
@@ -47,7 +47,7 @@ from .gc import DEFAULT_GRACE_SECONDS, GcReport, gc
 from .journal import JournalEntry, JournalState, JournalWriter
 from .keys import journal_name, key_of, validate_journal_name, validate_key, validate_ref_name
 from .layout import FORMAT_VERSION
-from .locator import is_url, open_store
+from .locator import is_url
 from .refs import Refs
 from .roots import Roots, collect_roots
 

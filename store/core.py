@@ -17,6 +17,8 @@ backend-independent; docs/store.md describes the frame and the protocols.
   read them back without ever handing out an unchecked byte
   (:mod:`store.streaming`); :meth:`Store.check` verifies one object without
   holding it whole (fsck).
+* :func:`open_store` (and :meth:`Store.open`) opens the store a locator
+  names (:mod:`store.locator`), on the backend the locator chooses.
 * Every put and every new reference holds the backend's writer guard, and gc
   deletes only under the exclusive guard, so gc never deletes an object in the
   middle of a put that has just found it.
@@ -38,6 +40,7 @@ from .errors import IntegrityError, KeyMismatchError, NotLocalStoreError, Object
 from .frame import HEADER_LENGTH, Codec, decode_frame, encode_frame, parse_header
 from .journal import JournalState, JournalWriter, parse
 from .keys import key_of, validate_key
+from .locator import is_url, parse_s3
 from .refs import Refs
 from .streaming import (
     SMALL_OBJECT,
@@ -80,8 +83,6 @@ class Store:
     @classmethod
     def open(cls, locator: str | os.PathLike[str], *, create: bool = False, codec: Codec = DEFAULT_CODEC) -> Store:
         """Open the store at ``locator`` (a folder, or ``s3://bucket/prefix``); see :func:`store.open_store`."""
-        from .locator import open_store
-
         return open_store(locator, create=create, codec=codec)
 
     @property
@@ -486,3 +487,32 @@ class Store:
         from .keys import validate_journal_name
 
         return self.backend.delete_journal(validate_journal_name(name), timeout)
+
+
+def open_store(locator: str | os.PathLike[str], *, create: bool = False, codec: object = None) -> object:
+    """Open the store named by ``locator``: the single entry point for every backend.
+
+    Args:
+        locator: a folder path, or ``s3://bucket/prefix[?endpoint=URL&region=NAME]``.
+        create: make the store if there is none yet (a folder must be missing
+            or empty; an S3 prefix must hold nothing).
+        codec: the default codec for puts (see :class:`store.Codec`).
+
+    Returns:
+        A :class:`store.Store`.
+
+    Raises:
+        LocatorError: an unsupported or malformed locator, or S3 support is
+            not installed (``pip install 'emberbench[s3]'``).
+        StoreFormatError / StoreLayoutError: not a store, unknown version, or
+            a layout with links or foreign entries.
+    """
+    text = os.fspath(locator)
+    chosen = DEFAULT_CODEC if codec is None else codec
+    if isinstance(text, str) and is_url(text):
+        from .s3 import S3Backend
+
+        return Store(S3Backend.open(parse_s3(text), create=create), codec=chosen)  # type: ignore[arg-type]
+    from .local import LocalBackend
+
+    return Store(LocalBackend.open(text, create=create), codec=chosen)  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""Store locators: one string that names a store on any machine, and :func:`open_store`.
+"""Store locators: one string that names a store on any machine, and how it is parsed.
 
 A locator is either a folder path (a local store, possibly on a shared
 mount) or ``s3://bucket/prefix`` (S3-compatible object storage). An S3
@@ -8,11 +8,11 @@ Ray worker on another node reopens exactly the same store. Credentials are
 never part of a locator: every process finds its own through the standard
 AWS chain (environment, shared config and credentials files, instance or pod
 roles). Any other ``scheme://`` is refused rather than taken as a folder name.
+:func:`store.open_store` (in :mod:`store.core`) opens the store a locator names.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, quote, urlsplit
@@ -87,34 +87,3 @@ def parse_s3(locator: str) -> S3Locator:
         if url.username or url.password:
             raise LocatorError(locator, "endpoint must not carry credentials (use the AWS credential chain)")
     return S3Locator(bucket, prefix, endpoint, query.get("region") or None)
-
-
-def open_store(locator: str | os.PathLike[str], *, create: bool = False, codec: object = None) -> object:
-    """Open the store named by ``locator``: the single entry point for every backend.
-
-    Args:
-        locator: a folder path, or ``s3://bucket/prefix[?endpoint=URL&region=NAME]``.
-        create: make the store if there is none yet (a folder must be missing
-            or empty; an S3 prefix must hold nothing).
-        codec: the default codec for puts (see :class:`store.Codec`).
-
-    Returns:
-        A :class:`store.Store`.
-
-    Raises:
-        LocatorError: an unsupported or malformed locator, or S3 support is
-            not installed (``pip install 'emberbench[s3]'``).
-        StoreFormatError / StoreLayoutError: not a store, unknown version, or
-            a layout with links or foreign entries.
-    """
-    from .core import DEFAULT_CODEC, Store
-
-    text = os.fspath(locator)
-    chosen = DEFAULT_CODEC if codec is None else codec
-    if isinstance(text, str) and is_url(text):
-        from .s3 import S3Backend
-
-        return Store(S3Backend.open(parse_s3(text), create=create), codec=chosen)  # type: ignore[arg-type]
-    from .local import LocalBackend
-
-    return Store(LocalBackend.open(text, create=create), codec=chosen)  # type: ignore[arg-type]

@@ -25,31 +25,50 @@ byte for byte what a local journal file would hold, so both backends share
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .errors import JournalCorruptError, JournalError, LockError, StoreLayoutError
 from .journal import HEADER, MAX_JOURNAL_BYTES, JournalWriter, parse, whole_entries
 from .s3_client import CONFLICT, PRECONDITION, client_errors, error_code, io_error
+from .s3_lease import Leases
 
-if TYPE_CHECKING:
-    from .s3 import S3Backend
+
+class SegmentBackend(Protocol):
+    """What segment journals use of the S3 backend; :class:`store.s3.S3Backend` provides it.
+
+    Declared here, below the backend, so that the backend imports this module
+    and this module imports nothing of the backend.
+    """
+
+    name: str
+    bucket: str
+    prefix: str
+    client: Any
+    leases: Leases
+
+    def list_prefix(self, base: str, *, limit: int | None = None) -> Iterator[dict[str, Any]]: ...
+
+    def get_small(self, key: str, cap: int) -> bytes | None: ...
+
+    def delete_key(self, key: str, **conditions: str) -> None: ...
+
 
 SEGMENT_DIGITS = 10
 COMPACT_EVERY = 256
 _READ_ATTEMPTS = 4
 
 
-def segment_key(backend: S3Backend, name: str, seq: int) -> str:
+def segment_key(backend: SegmentBackend, name: str, seq: int) -> str:
     return f"{backend.prefix}journals/{name}/{seq:0{SEGMENT_DIGITS}d}"
 
 
-def base_key(backend: S3Backend, name: str, seq: int) -> str:
+def base_key(backend: SegmentBackend, name: str, seq: int) -> str:
     return f"{backend.prefix}journals/{name}/base-{seq:0{SEGMENT_DIGITS}d}"
 
 
-def list_segments(backend: S3Backend, name: str) -> tuple[list[tuple[int, str, int]], list[tuple[int, str, int]]]:
+def list_segments(backend: SegmentBackend, name: str) -> tuple[list[tuple[int, str, int]], list[tuple[int, str, int]]]:
     """``(segments, bases)``: ``(seq, key, size)`` of every segment and every base of ``name``, in order."""
     base = f"{backend.prefix}journals/{name}/"
     segments, bases = [], []
@@ -62,7 +81,7 @@ def list_segments(backend: S3Backend, name: str) -> tuple[list[tuple[int, str, i
     return sorted(segments), sorted(bases)
 
 
-def read_segments(backend: S3Backend, name: str, cap: int = MAX_JOURNAL_BYTES) -> tuple[bytes, int]:
+def read_segments(backend: SegmentBackend, name: str, cap: int = MAX_JOURNAL_BYTES) -> tuple[bytes, int]:
     """The bytes of journal ``name`` (newest base, then the segments after it) and its next segment number.
 
     Raises:
@@ -83,7 +102,7 @@ class _Vanished(Exception):
     """A listed segment was deleted (by a compaction) before it could be read."""
 
 
-def _read_once(backend: S3Backend, name: str, cap: int) -> tuple[bytes, int]:
+def _read_once(backend: SegmentBackend, name: str, cap: int) -> tuple[bytes, int]:
     segments, bases = list_segments(backend, name)
     if not segments and not bases:
         raise JournalError(name, "no such journal")
@@ -122,7 +141,7 @@ def _read_once(backend: S3Backend, name: str, cap: int) -> tuple[bytes, int]:
 class SegmentJournalWriter(JournalWriter):
     """The single writer of one S3 journal (see :class:`store.journal.JournalWriter`)."""
 
-    def __init__(self, backend: S3Backend, name: str, has: Callable[[str], bool], *, create: bool,
+    def __init__(self, backend: SegmentBackend, name: str, has: Callable[[str], bool], *, create: bool,
                  timeout: float) -> None:
         super().__init__(name, has)
         self._backend = backend
@@ -224,7 +243,7 @@ class SegmentJournalWriter(JournalWriter):
         _delete_all(self._backend, self.name)
 
 
-def delete_segments(backend: S3Backend, name: str, timeout: float) -> bool:
+def delete_segments(backend: SegmentBackend, name: str, timeout: float) -> bool:
     """Delete journal ``name`` (newest segment first, so a reader sees a shorter journal, not a gap)."""
     leases = backend.leases
     try:
@@ -237,7 +256,7 @@ def delete_segments(backend: S3Backend, name: str, timeout: float) -> bool:
         leases.release(lease)
 
 
-def _delete_all(backend: S3Backend, name: str) -> bool:
+def _delete_all(backend: SegmentBackend, name: str) -> bool:
     """Delete every segment and base of ``name`` (the caller holds its lease); whether there was any."""
     segments, bases = list_segments(backend, name)
     for _, key, _ in [*reversed(segments), *reversed(bases)]:
@@ -245,7 +264,7 @@ def _delete_all(backend: S3Backend, name: str) -> bool:
     return bool(segments or bases)
 
 
-def import_segments(backend: S3Backend, name: str, data: bytes) -> None:
+def import_segments(backend: SegmentBackend, name: str, data: bytes) -> None:
     """Create journal ``name`` as one segment holding ``data`` (a copied journal)."""
     key = segment_key(backend, name, 0)
     try:
@@ -254,4 +273,4 @@ def import_segments(backend: S3Backend, name: str, data: bytes) -> None:
         raise io_error("import journal", f"{backend.name}/journals/{name}", exc) from exc
 
 
-__all__: list[Any] = ["SegmentJournalWriter", "delete_segments", "import_segments", "read_segments"]
+__all__: list[Any] = ["SegmentBackend", "SegmentJournalWriter", "delete_segments", "import_segments", "read_segments"]

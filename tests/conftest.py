@@ -34,7 +34,7 @@ os.environ.update({"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "tes
 @pytest.fixture(scope="session")
 def suite():
     """The public suite, loaded once."""
-    from emberbench.suite import load_suite
+    from emberbench.sim.suite import load_suite
 
     return load_suite()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from emberbench.scenario import Scenario, scenario_from_dict
+from emberbench.sim.scenario import Scenario, scenario_from_dict
 
 
 def process_alive(pid: int) -> bool:

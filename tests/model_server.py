@@ -58,7 +58,7 @@ _FAULT_RE = re.compile(r"(429|500|503|401|timeout|cut|malformed)x(\d+|\*)")
 
 
 def _greedy(observation: dict[str, Any]) -> dict[str, str]:
-    from emberbench.observation import ExitView, Observation, PersonView
+    from emberbench.sim.observation import ExitView, Observation, PersonView
     from emberbench.policies import GreedyPolicy
 
     obs = Observation(step=observation["step"], max_steps=observation["max_steps"], height=observation["height"],

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from emberbench.manifest import EvaluationManifest, ManifestEntry
+from emberbench.results.manifest import EvaluationManifest, ManifestEntry
 
 SMALL_IDS = ("v1-pub-01-single-exit-sparse", "v1-pub-10-route-invalidation")
 

@@ -1,6 +1,6 @@
 """Every JSON document the test suite writes through the atomic writer is checked against its schema.
 
-:func:`install` wraps :func:`emberbench.atomic.atomic_write_bytes` (the one
+:func:`install` wraps :func:`emberbench.io.atomic.atomic_write_bytes` (the one
 writer every EMBERBench file goes through) for the whole test session. The
 wrapper writes exactly as before and keeps the bytes of the last document
 written to each path (for a viewer page, the JSON document it embeds);
@@ -106,10 +106,10 @@ CHECK = WriteCheck()
 
 
 def install() -> None:
-    """Wrap the atomic writer in :mod:`emberbench.atomic` and in every module already bound to it."""
+    """Wrap the atomic writer in :mod:`emberbench.io.atomic` and in every module already bound to it."""
     if CHECK.installed:
         return
-    import emberbench.atomic as atomic
+    import emberbench.io.atomic as atomic
 
     original = atomic.atomic_write_bytes
     wrapper = CHECK.wrap(original)

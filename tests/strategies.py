@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from emberbench.scenario import Scenario, scenario_from_dict
+from emberbench.sim.scenario import Scenario, scenario_from_dict
 
 
 @st.composite

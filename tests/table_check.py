@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from emberbench.metric_defs import METRIC_NAMES
+from emberbench.records.metric_defs import METRIC_NAMES
 from emberbench.statistics import artifact_tables
 from emberbench.statistics.table import ABBREVIATIONS
 from emberbench.statistics.table_layout import wrap_lines

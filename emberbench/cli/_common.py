@@ -146,7 +146,7 @@ def suite_named_by_manifest(option: str | os.PathLike[str] | None, suite_id: str
             ``--suite`` is given (``where`` names the file in the message).
     """
     from ..errors import SuiteError
-    from ..suite import SHIPPED_SUITES, load_suite
+    from ..sim.suite import SHIPPED_SUITES, load_suite
 
     if option is not None:
         return load_suite(option)
@@ -165,7 +165,7 @@ def suite_for_result(option: str | os.PathLike[str] | None, result: str | os.Pat
     """
     if option is not None:
         return suite_named_by_manifest(option, None, where=os.fspath(result))
-    from ..result_stream import read_header
+    from ..results.stream import read_header
 
     header = read_header(result)
     return suite_named_by_manifest(None, header.manifest.suite_id, where=header.where)

@@ -21,7 +21,7 @@ The rules (docs/user-guide.md, "Arguments"):
   a day, because the operating system's wait calls cannot express more than
   about 24 days);
 * an output file is nothing yet, or a regular file that is not a link
-  (:func:`emberbench.atomic.check_output_path`); an existing one is replaced
+  (:func:`emberbench.io.atomic.check_output_path`); an existing one is replaced
   only with ``--force`` (:func:`refuse_existing`; docs/user-guide.md,
   "Option rules");
 * an option that takes several values (``manifest build --seeds 0 1 2``)
@@ -151,7 +151,7 @@ parse_embed = integer_in(1, "emberbench.viewer.page:MAX_EMBED")
 """Episodes a viewer page embeds: in [1, 1000]."""
 parse_suite_count = integer_in(1, "emberbench.generate.build:MAX_COUNT")
 """Scenarios of a generated suite: in [1, 10000]."""
-parse_scored_seed_count = integer_in(1, "emberbench.manifest:MAX_SCORED_SEEDS")
+parse_scored_seed_count = integer_in(1, "emberbench.results.manifest:MAX_SCORED_SEEDS")
 """Secret seeds a scored manifest draws: in [1, 10000]."""
 parse_replicates = integer_in(1, "emberbench.grouped_rates.contract:MAX_DRAWS")
 """Monte-carlo draws of grouped rates: in [1, 100000] (the cap max_draws)."""
@@ -253,7 +253,7 @@ def parse_output_file(value: object) -> Path:
     Raises:
         OutputRefused: the output policy refuses the path (exit status 1).
     """
-    from ..atomic import check_output_path
+    from ..io.atomic import check_output_path
     from ..errors import OutputPathError
 
     try:

@@ -97,7 +97,7 @@ def parse_runtime_env(text: str | None) -> dict[str, Any] | None:
             JSON (too deep, duplicate keys, NaN...) or is not an object.
     """
     from ..errors import CanonicalFormError
-    from ..input_policy import SMALL_JSON, parse_json
+    from ..io.input_policy import SMALL_JSON, parse_json
 
     if text is None:
         return None

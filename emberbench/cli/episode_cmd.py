@@ -47,10 +47,10 @@ def episode(
     suite: SuiteOption = None,
 ) -> None:
     """Play one episode and print its outcome."""
-    from ..atomic import atomic_write_bytes
-    from ..episode import play_episode
+    from ..io.atomic import atomic_write_bytes
+    from ..records.episode import play_episode
     from ..policies.spec import closing, resolve_policy
-    from ..suite import load_suite
+    from ..sim.suite import load_suite
 
     refuse_existing(record, force=force)
     s = load_suite(suite)
@@ -80,9 +80,9 @@ def replay(
     suite: SuiteOption = None,
 ) -> None:
     """Authenticate a run record by replay and print its metrics as JSON."""
-    from ..canonical import canonical_json
-    from ..episode import authenticate_file
-    from ..suite import load_suite
+    from ..io.canonical import canonical_json
+    from ..records.episode import authenticate_file
+    from ..sim.suite import load_suite
 
     metrics = authenticate_file(path, load_suite(suite))
     typer.echo(canonical_json(metrics.to_dict()))

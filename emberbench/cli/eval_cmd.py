@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ..executor_choice import ExecutorKind
+from ..evaluation.executor_choice import ExecutorKind
 from ._common import _is_store_error, user_errors
 from .args import (
     ForceOption,
@@ -59,8 +59,8 @@ def manifest_build(
 ) -> None:
     """Schedule every suite scenario (or a subset) under every seed (suite order, then seeds as given)."""
     from ..errors import ManifestError
-    from ..manifest import build_manifest, draw_scored_seeds, select_scenarios, write_manifest
-    from ..suite import load_suite
+    from ..results.manifest import build_manifest, draw_scored_seeds, select_scenarios, write_manifest
+    from ..sim.suite import load_suite
     from .suite_cmd import parse_list
 
     refuse_existing(out, force=force)
@@ -83,7 +83,7 @@ def manifest_build(
 @user_errors
 def manifest_show(path: Annotated[Path, typer.Argument(help="A manifest file.")]) -> None:
     """Print a manifest's header, hash and schedule."""
-    from ..manifest import load_manifest
+    from ..results.manifest import load_manifest
 
     m = load_manifest(path)
     typer.echo(f"manifest hash {m.hash}")
@@ -124,12 +124,12 @@ def run(
     store, the complete run's provenance is signed and stored beside it.
     """
     from ..errors import EmberError, EvaluationError
-    from ..executor_choice import choose_executor
-    from ..manifest import load_manifest
+    from ..evaluation.executor_choice import choose_executor
+    from ..results.manifest import load_manifest
     from ..policies.context import PolicyContext
     from ..policies.spec import resolve_policy
-    from ..runner import run_evaluation
-    from ..suite import load_suite
+    from ..evaluation.runner import run_evaluation
+    from ..sim.suite import load_suite
     from .cluster_cmd import parse_runtime_env, resolve_address
     from .progress import progress_bar
     from .store_cmd import resolve_store_dir
@@ -140,7 +140,7 @@ def run(
     log_dir = agent_log_dir(agent_log)
     store = None
     if not no_store:
-        from ..store_runner import open_store
+        from ..evaluation.store_runner import open_store
 
         store = open_store(resolve_store_dir(store_dir))
     # A bad spec fails here. The store goes to policies that keep content in it (a served model's cache).
@@ -226,7 +226,7 @@ def _attest_run(store: Any, manifest: Any, model_id: str, signer: Any, code: Any
     from ..errors import EmberError, StoreUsageError
     from ..provenance import Invocation, attest_run, redact_command
     from ..provenance.statement import redact_text
-    from ..run_info import this_host
+    from ..evaluation.run_info import this_host
 
     ray = bool(chosen) and chosen[-1].kind is not ExecutorKind.LOCAL
     ray_address = address if ray else None
@@ -260,8 +260,8 @@ def _by_the_work(suite: Any, policy: str, factory: Any, store: Any, agent_timeou
     """The runner's ``executor_for`` without --executor: choose by the episodes left, note it, open it."""
     import contextlib
 
-    from ..executor_choice import choose_executor
-    from ..runner import InProcessExecutor
+    from ..evaluation.executor_choice import choose_executor
+    from ..evaluation.runner import InProcessExecutor
 
     def open_executor(pending: int) -> Any:
         choice = choose_executor(pending)
@@ -295,9 +295,9 @@ def verify(
     With --attestation, the attestation must also be signed by a key of the
     keyring and be about this very artifact (its SHA-256, manifest and model).
     """
-    from ..result_stream import verify_artifact
-    from ..run_sidecar import policy_note
-    from ..suite import load_suite
+    from ..results.stream import verify_artifact
+    from ..evaluation.run_sidecar import policy_note
+    from ..sim.suite import load_suite
     from .cluster_cmd import replay_on_ray, resolve_address
 
     envelope, trusted = None, None
@@ -345,10 +345,10 @@ def pair(
     suite: SuiteOption = None,
 ) -> None:
     """Pair two results on their shared manifest: paired and missing episodes."""
-    from ..atomic import atomic_write_bytes
-    from ..canonical import canonical_bytes
-    from ..pairing import pair_artifacts
-    from ..suite import load_suite
+    from ..io.atomic import atomic_write_bytes
+    from ..io.canonical import canonical_bytes
+    from ..results.pairing import pair_artifacts
+    from ..sim.suite import load_suite
 
     refuse_existing(out, force=force)
     report = pair_artifacts(a, b, load_suite(suite))

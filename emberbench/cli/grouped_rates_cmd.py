@@ -43,7 +43,7 @@ def _input_bytes_from_results(
     The suite is ``suite`` when given, else the shipped suite A's manifest names.
     """
     from ..grouped_rates import input_from_results, render
-    from ..pairing import verify_pair
+    from ..results.pairing import verify_pair
 
     # Manifests are compared (from the headers) before either file is read in full; each
     # result is then verified as a stream, keeping only its episodes' counts.
@@ -100,7 +100,7 @@ def register(app: typer.Typer) -> None:
         suite: SuiteOption = None,
     ) -> None:
         """Task-grouped failure rates of two arms, resampling whole task clusters."""
-        from ..atomic import atomic_write_bytes
+        from ..io.atomic import atomic_write_bytes
         from ..grouped_rates import check_file, evaluate, summary, write_contract
 
         if output is not None:

@@ -33,7 +33,7 @@ def plot(
     suite: SuiteOption = None,
 ) -> None:
     """Draw one of the report's figures with matplotlib (needs the plots extra)."""
-    from ..suite import load_suite
+    from ..sim.suite import load_suite
     from ..viewer.plots import plot_figure
 
     target = plot_figure(kind, list(results), load_suite(suite), out, baseline=baseline, metric=None if metric is None else metric.value,

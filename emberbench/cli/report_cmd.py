@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..metric_defs import METRIC_NAMES
+from ..records.metric_defs import METRIC_NAMES
 
 from ._common import user_errors
 from .args import parse_embed, parse_resamples
@@ -29,7 +29,7 @@ def report(
     results: Annotated[list[Path], typer.Argument(help="Result artifacts of one manifest.")],
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="Model id every other result is compared with (default: the first).")] = None,
     out: Annotated[Path, typer.Option("--out", help="Report folder to write.")] = Path("report"),
-    force: Annotated[bool, typer.Option("--force", help="Write into a folder that holds files other than a previous report's.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Write into a folder that is not empty: replace the previous report in it (other files are kept).")] = False,
     stats: Annotated[Optional[list[Path]], typer.Option("--stats", help="A statistics artifact the report's recomputed one must equal byte for byte; it sets that artifact's resamples (repeatable).")] = None,
     resamples: Annotated[int, typer.Option("--resamples", parser=parse_resamples, metavar="N", help="Bootstrap resamples for the statistics computed here, in [100, 1000000].")] = 2000,
     order_by: Annotated[Optional[MetricChoice], typer.Option("--order-by", metavar="METRIC", help="Order the leaderboard by this metric, a name from docs/metrics.md (default: as given).")] = None,
@@ -37,10 +37,11 @@ def report(
     suite: SuiteOption = None,
 ) -> None:
     """Write a static report: leaderboard, paired comparisons, egress curves, casualty heat maps, viewers."""
-    from ..suite import load_suite
+    from ..sim.suite import load_suite
     from ..viewer.report import build_report
 
     built = build_report(list(results), load_suite(suite), out, baseline=baseline, stats=list(stats or []),
                          resamples=resamples, order_by=None if order_by is None else order_by.value, force=force, embed=embed)
+    replaced = "; --force: the report files already there were replaced" if built.replaced else ""
     typer.echo(f"report written to {built.folder / 'index.html'} ({len(built.files)} files; "
-               f"tables also in {built.folder / 'report.md'})")
+               f"tables also in {built.folder / 'report.md'}){replaced}")

@@ -1,8 +1,8 @@
-"""``emberbench runs ls|show|verify|export|attest``: the run catalog of a store (see :mod:`emberbench.catalog`).
+"""``emberbench runs ls|show|verify|export|attest``: the run catalog of a store (see :mod:`emberbench.runs.catalog`).
 
 A run is named by a short id: a unique prefix (at least 4 hex digits) of the
 64 hex digits of its name, as ``runs ls`` prints them (the rule is
-:func:`emberbench.catalog.parse_run_id`, shared with ``store rm-run``).
+:func:`emberbench.runs.catalog.parse_run_id`, shared with ``store rm-run``).
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def ls(
     reason, and the listing goes on; the command then says how many in one
     error line and exits 1.
     """
-    from ..catalog import catalog_json_rows, format_row, header_line, iter_catalog, run_names, short_id_length
+    from ..evaluation.store_names import run_names
+    from ..runs.catalog import catalog_json_rows, format_row, header_line, iter_catalog, short_id_length
 
     st = _open(store_dir)
     names = run_names(st)
@@ -81,7 +82,7 @@ def ls(
 
 def show(run_id: RunIdArgument, store_dir: StoreOption = None) -> None:
     """Print everything the store holds about one run: provenance, result ref, journal, last verification."""
-    from ..catalog import describe, show_run
+    from ..runs.catalog import describe, show_run
     from ..provenance.attest import describe_stored_attestation
 
     st = _open(store_dir)
@@ -106,9 +107,9 @@ def verify(
     The second line says who signed the run (checked against the keyring),
     or that it is unsigned.
     """
-    from ..catalog import resolve_run
-    from ..catalog_verify import verify_run
-    from ..suite import load_suite
+    from ..runs.catalog import resolve_run
+    from ..runs.verify import verify_run
+    from ..sim.suite import load_suite
     from .cluster_cmd import replay_on_ray, resolve_address
 
     trusted = keyring_from(keyring)
@@ -136,7 +137,7 @@ def export(
     attestation: Annotated[Optional[Path], typer.Option("--attestation", parser=parse_output_file_or_none, metavar="FILE", help="Also write the run's attestation (its DSSE envelope, as stored) here.")] = None,  # noqa: UP007
 ) -> None:
     """Write a run's result artifact, byte for byte as stored (each piece proven before it is written)."""
-    from ..catalog import export_run
+    from ..runs.catalog import export_run
     from ..provenance.attest import export_attestation
     from .args import refuse_existing
 
@@ -160,7 +161,7 @@ def attest(
     object is checked against its key first (nothing is replayed: `runs
     verify` does that).
     """
-    from ..catalog import resolve_run
+    from ..runs.catalog import resolve_run
     from ..provenance import attest_run
 
     signer = signing_key_from(signing_key)

@@ -50,7 +50,7 @@ def stats(
 ) -> None:
     """Per-metric aggregate statistics of one result (verified by replay as it is read)."""
     from ..statistics import aggregate_artifact
-    from ..suite import load_suite
+    from ..sim.suite import load_suite
     from .cluster_cmd import replay_on_ray, resolve_address
 
     refuse_existing(out, force=force)
@@ -78,7 +78,7 @@ def compare(
 ) -> None:
     """Paired per-metric comparison of two results on identical episodes."""
     from ..statistics import paired_artifacts
-    from ..suite import load_suite
+    from ..sim.suite import load_suite
     from .cluster_cmd import replay_on_ray, resolve_address
 
     refuse_existing(out, force=force)

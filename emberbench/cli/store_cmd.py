@@ -38,8 +38,8 @@ StoreOption = Annotated[
 
 
 def parse_run_id_argument(value: str) -> str:
-    """A run id argument, checked by the one rule of :func:`emberbench.catalog.parse_run_id` (else exit 2)."""
-    from ..catalog import parse_run_id
+    """A run id argument, checked by the one rule of :func:`emberbench.runs.catalog.parse_run_id` (else exit 2)."""
+    from ..runs.catalog import parse_run_id
     from ..errors import StoreUsageError
 
     try:
@@ -165,7 +165,7 @@ def fsck(
     """
     from emberbench.store import fsck as run_fsck
 
-    from ..run_damage import store_damage
+    from ..evaluation.run_damage import store_damage
 
     st = _open(store_dir)
     report = run_fsck(st, verify_data=verify_data, connectivity=connectivity, quarantine=not no_quarantine)
@@ -202,9 +202,9 @@ def _repair(st, suite: Path | None, *, verify_data: bool, connectivity: bool) ->
     """Repair every run, print what was and was not repaired, check again; True if the store is now sound."""
     from emberbench.store import fsck as run_fsck
 
-    from ..run_damage import store_damage
-    from ..store_repair import repair_store
-    from ..suite import load_suite
+    from ..evaluation.run_damage import store_damage
+    from ..runs.repair import repair_store
+    from ..sim.suite import load_suite
 
     done = repair_store(st, load_suite(suite))
     for line in done.repaired:
@@ -265,8 +265,8 @@ def audit(
     ] = False,
 ) -> None:
     """Audit every run: re-verify its stored result (full replay), check its journal. Exit 1 if one is damaged."""
-    from ..audit import DAMAGED, OK, audit_store
-    from ..suite import load_suite
+    from ..runs.audit import DAMAGED, OK, audit_store
+    from ..sim.suite import load_suite
     from .cluster_cmd import replay_on_ray, resolve_address
 
     if not replay_on_ray(workers, address):
@@ -295,8 +295,8 @@ def rm_run(
     apply: Annotated[bool, typer.Option("--apply", help="Delete for real (default: dry run).")] = False,
 ) -> None:
     """Delete one run: its journal and its results/ and runs/ refs (dry run unless --apply); gc frees its objects."""
-    from ..catalog import resolve_run
-    from ..store_repair import remove_run
+    from ..runs.catalog import resolve_run
+    from ..runs.repair import remove_run
 
     st = _open(store_dir)
     removal = remove_run(st, resolve_run(st, run), apply=apply)

@@ -80,7 +80,7 @@ def mapper_for(workers: int | None, address: str | None) -> Iterator[Any]:
 @user_errors
 def suite_list(suite: SuiteOption = None) -> None:
     """List the suite's scenarios: id, families and content hash."""
-    from ..suite import load_suite
+    from ..sim.suite import load_suite
 
     s = load_suite(suite)
     typer.echo(f"{s.id} {s.version}  suite hash {s.hash}")
@@ -96,8 +96,8 @@ def suite_show(
     render: Annotated[bool, typer.Option("--render", help="Draw the map with rulers, colours and a legend.")] = False,
 ) -> None:
     """Show one scenario: its map (people P, exits E, fire *) and parameters; any shipped suite is searched."""
-    from ..scenario_render import plain_rows
-    from ..suite_tools import locate_scenario
+    from ..viewer.scenario_render import plain_rows
+    from ..generate.suite_tools import locate_scenario
 
     s, sc = locate_scenario(scenario_id, suite)
     typer.echo(f"{sc.id}: {sc.description}")
@@ -110,7 +110,7 @@ def suite_show(
     if render:
         from rich.console import Console
 
-        from ..scenario_render import render as draw
+        from ..viewer.scenario_render import render as draw
 
         console = Console(highlight=False, soft_wrap=True)
         console.print(f"  suite {s.id} {s.version}", style="dim")
@@ -124,7 +124,7 @@ def suite_show(
 @user_errors
 def suite_validate(suite: SuiteArgument) -> None:
     """Check every rule of a suite folder and list every problem found (exit 1 if any)."""
-    from ..suite_tools import validate_suite_folder
+    from ..generate.suite_tools import validate_suite_folder
 
     report = validate_suite_folder(suite)
     for line in report.problems:
@@ -141,8 +141,8 @@ def suite_validate(suite: SuiteArgument) -> None:
 @user_errors
 def suite_diff(a: SuiteArgument, b: Annotated[str, typer.Argument(help="The suite to compare with A.")]) -> None:
     """Scenarios added, removed and changed (by content hash) from suite A to suite B, and changed families."""
-    from ..suite import load_suite
-    from ..suite_tools import diff_suites
+    from ..sim.suite import load_suite
+    from ..generate.suite_tools import diff_suites
 
     sa, sb = load_suite(a), load_suite(b)
     d = diff_suites(sa, sb)
@@ -206,7 +206,7 @@ def suite_calibrate(
 ) -> None:
     """Play the stay, greedy and fire-aware baselines on every scenario; write their outcomes and a difficulty tier."""
     from ..generate.calibrate import DEFAULT_SEEDS, calibrate_suite, family_rates, write_calibration
-    from ..suite import load_suite
+    from ..sim.suite import load_suite
 
     check_new_file(out, force)
     s = load_suite(suite)
@@ -231,8 +231,8 @@ def suite_commit(
     force: ForceOption = False,
 ) -> None:
     """Print a commitment to a suite (its hash, recipe and generator version; never a secret seed)."""
-    from ..atomic import atomic_write_bytes
-    from ..canonical import canonical_bytes, digest
+    from ..io.atomic import atomic_write_bytes
+    from ..io.canonical import canonical_bytes, digest
     from ..generate.commands import commit
 
     if out is not None:
@@ -255,8 +255,8 @@ def suite_reveal(
     address: AddressOption = None,
 ) -> None:
     """Write the reveal of a generated suite: its commitment plus its seed, checked by regenerating the suite."""
-    from ..atomic import atomic_write_bytes
-    from ..canonical import canonical_bytes
+    from ..io.atomic import atomic_write_bytes
+    from ..io.canonical import canonical_bytes
     from ..generate.commands import reveal
 
     check_new_file(out, force)

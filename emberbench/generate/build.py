@@ -19,11 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..canonical import digest
+from ..io.canonical import digest
 from ..errors import GenerationError
-from ..scenario import Scenario
-from ..suite import SEMVER_RE, SUITE_ID_RE
-from ..versions import (
+from ..sim.scenario import Scenario
+from ..sim.suite import SEMVER_RE, SUITE_ID_RE
+from ..io.versions import (
     GENERATION_FORMAT_VERSION,
     GENERATOR_VERSION,
     SIMULATOR_VERSION,

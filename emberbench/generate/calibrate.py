@@ -23,13 +23,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from ..atomic import atomic_write_bytes
-from ..canonical import canonical_bytes, is_sha256_hex
+from ..io.atomic import atomic_write_bytes
+from ..io.canonical import canonical_bytes, is_sha256_hex
 from ..errors import CalibrationError
-from ..input_policy import InputKind, MiB, load_json
-from ..scenario import ID_RE, Scenario
-from ..suite import SEMVER_RE, SUITE_ID_RE, Suite
-from ..versions import CALIBRATION_FORMAT_VERSION, METRICS_VERSION, SIMULATOR_VERSION
+from ..io.input_policy import InputKind, MiB, load_json
+from ..sim.scenario import ID_RE, Scenario
+from ..sim.suite import SEMVER_RE, SUITE_ID_RE, Suite
+from ..io.versions import CALIBRATION_FORMAT_VERSION, METRICS_VERSION, SIMULATOR_VERSION
 
 POLICIES = ("stay", "greedy", "fire-aware")
 DEFAULT_SEEDS = (0, 1, 2)
@@ -92,7 +92,7 @@ def play_baselines(job: tuple[Scenario, int]) -> tuple[tuple[int, ...], ...]:
     Returns one row of :data:`COUNTS` per policy, in :data:`POLICIES` order.
     The three episodes share the seed's fire timeline, computed once.
     """
-    from ..episode import play_episode
+    from ..records.episode import play_episode
     from ..policies import BUILTIN_POLICIES
 
     scenario, seed = job

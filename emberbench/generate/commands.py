@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import GenerationError
-from ..suite import load_suite, suite_folder
+from ..sim.suite import load_suite, suite_folder
 from .build import GeneratedSuite, Progress, TierFilter, generate_suite
 from .calibrate import DEFAULT_SEEDS, TIERS, Mapper
 from .commitment import check_commitment, load_commitment, load_reveal, make_commitment, make_reveal, read_secret_seed

@@ -26,11 +26,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..canonical import canonical_bytes, digest, is_sha256_hex
+from ..io.canonical import canonical_bytes, digest, is_sha256_hex
 from ..errors import CommitmentError, GenerationError
-from ..input_policy import InputKind, KiB, MiB, load_json, read_input
-from ..suite import SEMVER_RE, SUITE_ID_RE, Suite
-from ..versions import COMMITMENT_FORMAT_VERSION, GENERATION_FORMAT_VERSION, REVEAL_FORMAT_VERSION
+from ..io.input_policy import InputKind, KiB, MiB, load_json, read_input
+from ..sim.suite import SEMVER_RE, SUITE_ID_RE, Suite
+from ..io.versions import COMMITMENT_FORMAT_VERSION, GENERATION_FORMAT_VERSION, REVEAL_FORMAT_VERSION
 from .calibrate import Mapper
 from .provenance import GenerationRecord, generation_from_dict, load_generation, regenerate
 

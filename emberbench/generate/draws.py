@@ -1,7 +1,7 @@
 """The generator's randomness: named SplitMix64 streams, integer draws only.
 
 Every number the generator draws comes from a :class:`Draws` stream keyed by
-:func:`emberbench.rng.stream_key` from the suite seed and a path of names
+:func:`emberbench.sim.rng.stream_key` from the suite seed and a path of names
 (scenario index, attempt, what is being drawn). Nothing here touches
 :mod:`random`, hash seeds, the clock or the operating system, so the same
 (recipe, count, seed) gives the same suite on every machine. Separate
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-from ..rng import SplitMix64, stream_key
+from ..sim.rng import SplitMix64, stream_key
 
 T = TypeVar("T")
 

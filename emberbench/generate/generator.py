@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from ..errors import GenerationError, ScenarioError
-from ..scenario import ExitSpec, PersonSpec, Scenario
+from ..sim.scenario import ExitSpec, PersonSpec, Scenario
 from .draws import Draws, scenario_key
 from .features import Draw, describe, families_of
 from .layouts import LAYOUTS

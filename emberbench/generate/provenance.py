@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..canonical import is_sha256_hex
+from ..io.canonical import is_sha256_hex
 from ..errors import GenerationError, RecipeError
-from ..input_policy import InputKind, MiB, load_json
-from ..suite import SEMVER_RE, SUITE_ID_RE
-from ..versions import GENERATION_FORMAT_VERSION, GENERATOR_VERSION, SIMULATOR_VERSION
+from ..io.input_policy import InputKind, MiB, load_json
+from ..sim.suite import SEMVER_RE, SUITE_ID_RE
+from ..io.versions import GENERATION_FORMAT_VERSION, GENERATOR_VERSION, SIMULATOR_VERSION
 from .build import GeneratedSuite, TierFilter, generate_suite, generation_record
 from .calibrate import TIER_RULE, Mapper
 from .recipe import Recipe, recipe_from_dict

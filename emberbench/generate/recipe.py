@@ -21,10 +21,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..canonical import digest
+from ..io.canonical import digest
 from ..errors import RecipeError
-from ..input_policy import SMALL_JSON, load_json
-from ..versions import RECIPE_FORMAT_VERSION
+from ..io.input_policy import SMALL_JSON, load_json
+from ..io.versions import RECIPE_FORMAT_VERSION
 
 LAYOUT_KINDS = ("office", "hall", "corridors", "campus")
 PEOPLE_PLACEMENTS = ("uniform", "rooms", "near-exits")

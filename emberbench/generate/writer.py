@@ -1,6 +1,6 @@
 """Writing a generated suite folder: scenario files, ``generation.json``, then ``suite.json``.
 
-Every file goes through the output policy (:func:`emberbench.atomic.atomic_write_bytes`).
+Every file goes through the output policy (:func:`emberbench.io.atomic.atomic_write_bytes`).
 ``suite.json`` is written last, so an interrupted write never leaves a suite
 manifest that names a missing file. The folder must be new or empty; with
 ``force`` an existing suite is replaced: its ``suite.json``,
@@ -20,10 +20,10 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from ..atomic import atomic_write_bytes
-from ..canonical import canonical_bytes
+from ..io.atomic import atomic_write_bytes
+from ..io.canonical import canonical_bytes
 from ..errors import OutputPathError
-from ..scenario import Scenario
+from ..sim.scenario import Scenario
 from .build import GeneratedSuite
 
 _ONE_PER_LINE = ("map", "exits", "people")
@@ -67,7 +67,7 @@ def check_suite_output(out: str | os.PathLike[str], force: bool) -> None:
     except FileNotFoundError:
         return
     if not stat.S_ISDIR(mode):
-        from ..input_policy import describe_path
+        from ..io.input_policy import describe_path
 
         raise OutputPathError(f"{path} is {describe_path(path)}; a suite is written into a folder")
     if not force and any(path.iterdir()):

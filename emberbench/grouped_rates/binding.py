@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..canonical import digest, sha256_hex
+from ..io.canonical import digest, sha256_hex
 from ..errors import GroupedRatesError
 from .contract import READER_SOURCES, contract_document
 

@@ -68,8 +68,9 @@ CAPS: tuple[tuple[str, int], ...] = (
 
 READER_SOURCES = (
     "emberbench/__init__.py",
-    "emberbench/atomic.py",
-    "emberbench/canonical.py",
+    "emberbench/io/__init__.py",
+    "emberbench/io/atomic.py",
+    "emberbench/io/canonical.py",
     "emberbench/errors.py",
     "emberbench/grouped_rates/__init__.py",
     "emberbench/grouped_rates/binding.py",
@@ -84,7 +85,7 @@ READER_SOURCES = (
     "emberbench/grouped_rates/report.py",
     "emberbench/grouped_rates/resampling.py",
     "emberbench/grouped_rates/sampler.py",
-    "emberbench/input_policy.py",
+    "emberbench/io/input_policy.py",
 )
 """Every file the reader executes, relative to the repository root, in bound order."""
 

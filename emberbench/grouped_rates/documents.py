@@ -15,9 +15,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..canonical import parse_json_strict
+from ..io.canonical import parse_json_strict
 from ..errors import CanonicalFormError, GroupedRatesError
-from ..input_policy import InputKind, read_input
+from ..io.input_policy import InputKind, read_input
 
 
 def read_capped(path: str | Path, cap: int, cap_name: str, what: str = "grouped-rates document") -> bytes:

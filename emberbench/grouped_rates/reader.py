@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..atomic import atomic_write_bytes
+from ..io.atomic import atomic_write_bytes
 from ..errors import EmberError, GroupedRatesError
 from .contract import MAX_DRAW_CELLS, MAX_INPUT_BYTES, MAX_REPORT_BYTES, contract_document
 from .documents import first_difference, parse_json, read_capped, render

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..actions import MOVES
-from ..grid import bfs_distance
-from ..observation import Observation
-from ..rng import SplitMix64
+from ..sim.actions import MOVES
+from ..sim.grid import bfs_distance
+from ..sim.observation import Observation
+from ..sim.rng import SplitMix64
 
 _UNREACHABLE = np.iinfo(np.int32).max
 

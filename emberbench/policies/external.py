@@ -11,7 +11,7 @@ and everything it started is ended with the episode
 (:mod:`emberbench.policies.agent_tree`): a helper it forked (``sleep 300 &``),
 and one that left the group with ``setsid()`` and a double fork, do not
 outlive it. A reply line is input like any file (the input policy): at most
-:data:`emberbench.input_policy.AGENT_REPLY` bytes and values, strict JSON.
+:data:`emberbench.io.input_policy.AGENT_REPLY` bytes and values, strict JSON.
 
 The run stops with :class:`AgentError` when the agent exits, says nothing
 within the timeout, or answers with something that is not one JSON object.
@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AgentError, CanonicalFormError, EmberError
-from ..input_policy import AGENT_REPLY, parse_json
-from ..observation import Observation
+from ..io.input_policy import AGENT_REPLY, parse_json
+from ..sim.observation import Observation
 from .agent_tree import MARK_VAR, end_agent, new_mark
 
 _log = logging.getLogger(__name__)
@@ -112,7 +112,7 @@ def check_log_file(target: Path) -> None:
     Raises:
         AgentError: either is refused.
     """
-    from ..atomic import check_output_path
+    from ..io.atomic import check_output_path
     from ..errors import OutputPathError
 
     check_log_folder(target.parent)
@@ -283,7 +283,7 @@ class ExternalAgent:
 
     def _save_log(self, target: Path) -> None:
         """Write the captured stderr to ``target`` through the output policy (the end of it past MAX_LOG_BYTES)."""
-        from ..atomic import atomic_write_bytes
+        from ..io.atomic import atomic_write_bytes
 
         try:
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -42,9 +42,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import AttestationError, StoreUsageError
-from ..input_policy import InputKind, read_input
-from ..run_info import RunInfo, read_run_info, software_versions, this_host, this_user, utc_now
-from ..versions import ATTESTATION_PAYLOAD_TYPE
+from ..io.input_policy import InputKind, read_input
+from ..evaluation.run_info import RunInfo, read_run_info, software_versions, this_host, this_user, utc_now
+from ..io.versions import ATTESTATION_PAYLOAD_TYPE
 from .code_digest import PolicyCode, policy_code_digest
 from .dsse import Envelope, sign_envelope, signature_verifies
 from .keys import Keyring, SigningKey, TrustedKey
@@ -175,7 +175,7 @@ def _result_ref(store: Any, run: str) -> str | None:
 
 def _simulator_version(store: Any, info: RunInfo) -> str:
     """The simulator version in the run's manifest (the object keyed by its manifest hash)."""
-    from ..input_policy import MANIFEST, parse_json
+    from ..io.input_policy import MANIFEST, parse_json
 
     where = f"manifest {info.manifest_hash}"
     try:
@@ -426,7 +426,7 @@ def export_attestation(store: Any, run: str, out: Any) -> str:
     """
     from emberbench.store import RefError
 
-    from ..atomic import atomic_write_bytes
+    from ..io.atomic import atomic_write_bytes
 
     try:
         key = store.refs.get(attestation_ref(run))

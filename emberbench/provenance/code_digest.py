@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PolicyError
-from ..input_policy import GiB, InputKind, open_input
+from ..io.input_policy import GiB, InputKind, open_input
 
 RULES = ("emberbench", "python-package", "python-module", "entry-point", "command")
 MAX_FILES = 20_000

@@ -33,7 +33,7 @@ import binascii
 from dataclasses import dataclass
 from typing import Any
 
-from ..canonical import canonical_bytes
+from ..io.canonical import canonical_bytes
 from ..errors import AttestationError
 
 MAX_ENVELOPE_BYTES = 1 << 20
@@ -120,7 +120,7 @@ class Envelope:
         Raises:
             AttestationError: naming ``where`` (check ``envelope``).
         """
-        from ..input_policy import parse_json
+        from ..io.input_policy import parse_json
 
         if len(data) > MAX_ENVELOPE_BYTES:
             raise AttestationError(f"{where}: envelope of {len(data)} bytes exceeds {MAX_ENVELOPE_BYTES} bytes",

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SigningKeyError
-from ..input_policy import KiB, MiB, InputKind, parse_json, read_input
-from ..versions import KEYRING_VERSION
+from ..io.input_policy import KiB, MiB, InputKind, parse_json, read_input
+from ..io.versions import KEYRING_VERSION
 
 KEY_FILE = InputKind("key file", 64 * KiB, json_object=False)
 KEYRING_FILE = InputKind("keyring", 4 * MiB, max_values=200_000)
@@ -152,7 +152,7 @@ def generate_key_files(out: str | os.PathLike[str]) -> tuple[str, Path, Path]:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from ..atomic import check_output_path
+    from ..io.atomic import check_output_path
     from ..errors import OutputPathError
 
     private_path = Path(out)
@@ -183,7 +183,7 @@ def _create_public_file(path: Path, data: bytes) -> None:
 def create_private_file(path: str | os.PathLike[str], data: bytes) -> Path:
     """Create ``path`` holding ``data``, readable and writable by its owner only (mode 0600).
 
-    For secrets (a signing key). Unlike :func:`emberbench.atomic.atomic_write_bytes` it never
+    For secrets (a signing key). Unlike :func:`emberbench.io.atomic.atomic_write_bytes` it never
     replaces anything: the bytes go to a temporary file (created 0600, so
     they are never readable by others, not even for an instant), are fsynced,
     and the file is then *linked* to its name, which fails if the name
@@ -196,7 +196,7 @@ def create_private_file(path: str | os.PathLike[str], data: bytes) -> Path:
     """
     import tempfile
 
-    from ..atomic import check_output_path, fsync_dir
+    from ..io.atomic import check_output_path, fsync_dir
     from ..errors import OutputPathError
 
     target = check_output_path(path)
@@ -366,7 +366,7 @@ def read_keyring(path: str | os.PathLike[str]) -> Keyring:
 
 def write_keyring(path: str | os.PathLike[str], keyring: Keyring) -> None:
     """Write ``keyring`` atomically through the output policy."""
-    from ..atomic import atomic_write_bytes
+    from ..io.atomic import atomic_write_bytes
 
     atomic_write_bytes(path, keyring.to_bytes())
 
@@ -380,7 +380,7 @@ def trust_key(keyring_path: str | os.PathLike[str], public_key_path: str | os.Pa
             bound is malformed, or the key is already there (without ``replace``).
         OutputPathError: the keyring path is refused by the output policy.
     """
-    from ..atomic import check_output_path
+    from ..io.atomic import check_output_path
 
     target = check_output_path(keyring_path)
     keyring = read_keyring(target) if os.path.lexists(target) else Keyring()

@@ -9,7 +9,7 @@ The statement (the DSSE payload, canonical JSON) is::
 
 The subject is the run's complete result artifact, named by its ref and
 identified by its SHA-256 (which is also its store key). The predicate
-(:class:`Predicate`, type :data:`~emberbench.versions.RUN_PROVENANCE_PREDICATE`,
+(:class:`Predicate`, type :data:`~emberbench.io.versions.RUN_PROVENANCE_PREDICATE`,
 major version 1) holds:
 
 * ``run_info``: the run-info object as it was when the statement was made,
@@ -38,9 +38,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..canonical import canonical_bytes, is_sha256_hex
+from ..io.canonical import canonical_bytes, is_sha256_hex
 from ..errors import AttestationError
-from ..versions import RUN_PROVENANCE_PREDICATE, STATEMENT_TYPE
+from ..io.versions import RUN_PROVENANCE_PREDICATE, STATEMENT_TYPE
 from .code_digest import RULES, PolicyCode
 
 MAX_STATEMENT_VALUES = 50_000
@@ -252,7 +252,7 @@ def parse_statement(payload: bytes, *, where: str) -> Statement:
             type or predicate type, not exactly one subject with a SHA-256,
             or a malformed predicate.
     """
-    from ..input_policy import parse_json
+    from ..io.input_policy import parse_json
 
     try:
         document = parse_json(payload, where=f"{where}: statement", max_values=MAX_STATEMENT_VALUES)

@@ -15,7 +15,7 @@ unknown keywords) that this module reads::
       "format": "result",                              # the format's name
       "detect": {"/result_version": null},             # JSON pointers that identify a document:
                                                        # null = must be present, else the value
-      "versions": {"/result_version": "emberbench.versions:RESULT_VERSION"}
+      "versions": {"/result_version": "emberbench.io.versions:RESULT_VERSION"}
     }
 
 ``versions`` maps each pointer whose schema holds a ``const`` to the Python

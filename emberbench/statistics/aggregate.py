@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..metric_defs import METRIC_NAMES
+from ..records.metric_defs import METRIC_NAMES
 from .artifact import ArtifactForm, context_header, key_dict, shared_sections
 from .bootstrap import BootstrapInterval, bootstrap_interval
 from .columns import EpisodeTable, table_from_values

@@ -2,7 +2,7 @@
 
 Both artifacts carry the same header fields from the
 :class:`~.inputs.StatisticsContext`, the same ``metric_definitions`` list
-(taken from :mod:`emberbench.metric_defs`, never restated here) and a
+(taken from :mod:`emberbench.records.metric_defs`, never restated here) and a
 ``methods`` object naming every rule used. Their JSON text is canonical JSON
 plus one newline; their digest is the SHA-256 of the canonical JSON.
 """
@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..canonical import canonical_bytes, digest
+from ..io.canonical import canonical_bytes, digest
 from ..errors import MALFORMED, CanonicalFormError, StatisticsInputError
-from ..metric_defs import METRICS
-from ..versions import STATISTICS_VERSION
+from ..records.metric_defs import METRICS
+from ..io.versions import STATISTICS_VERSION
 from .bootstrap import LEVEL, MIN_N
 from .descriptive import QUANTILE_LEVELS
 from .inputs import EpisodeKey, StatisticsContext
@@ -185,7 +185,7 @@ def write_artifact(artifact: ArtifactForm, path: str | Path) -> str:
             one of its fields cannot be serialized (it was replaced after
             construction); nothing is written.
     """
-    from ..atomic import atomic_write_bytes
+    from ..io.atomic import atomic_write_bytes
 
     if not isinstance(artifact, ArtifactForm):
         raise StatisticsInputError(f"expected AggregateStatistics or PairedStatistics, got {type(artifact).__name__}")

@@ -24,8 +24,8 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import StatisticsInputError
-from ..metric_defs import METRIC_NAMES
-from ..metrics import EpisodeMetrics, metric_fractions
+from ..records.metric_defs import METRIC_NAMES
+from ..records.metrics import EpisodeMetrics, metric_fractions
 from .exact import INT64_MAX, int_array
 from .inputs import EpisodeValues, StatisticsContext
 

@@ -1,7 +1,7 @@
 """Statistics straight from result artifact files: verified while they stream, each record replayed once.
 
 These are what the ``stats`` and ``compare`` commands call. The artifact is
-verified completely (:func:`emberbench.result_stream.verify_artifact`) while
+verified completely (:func:`emberbench.results.stream.verify_artifact`) while
 each verified episode's metric values go into a compact
 :class:`~.columns.EpisodeTable`; nothing else of the episode is kept. The
 statistics are computed only after the whole file has passed, so a failure
@@ -15,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..result_stream import StreamedEpisode, verify_artifact
-from ..suite import Suite
+from ..results.stream import StreamedEpisode, verify_artifact
+from ..sim.suite import Suite
 from .aggregate import AggregateStatistics, Mapper, aggregate_from_table
 from .columns import TableBuilder
 from .paired import PairedStatistics, paired_from_tables
@@ -35,7 +35,7 @@ def aggregate_artifact(path: str | Path, suite: Suite, resamples: int = DEFAULT_
     """Aggregate statistics of the artifact at ``path``, verified (one replay per record) as it is read.
 
     Args:
-        replayer: where records are replayed (see :mod:`emberbench.replay`).
+        replayer: where records are replayed (see :mod:`emberbench.records.replay`).
         mapper: where the (group, metric) jobs run (see :data:`~.aggregate.Mapper`).
 
     Raises:
@@ -62,7 +62,7 @@ def paired_artifacts(path_a: str | Path, path_b: str | Path, suite: Suite, resam
         PairingError: the manifests differ (refused before either file is read in full).
         StatisticsInputError: an invalid ``resamples``.
     """
-    from ..pairing import verify_pair
+    from ..results.pairing import verify_pair
     from .inputs import check_resamples
 
     check_resamples(resamples)

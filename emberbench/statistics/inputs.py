@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from types import MappingProxyType
 
-from ..canonical import is_sha256_hex
+from ..io.canonical import is_sha256_hex
 from ..errors import StatisticsInputError
-from ..metric_defs import METRIC_NAMES
+from ..records.metric_defs import METRIC_NAMES
 from .bootstrap import MAX_RESAMPLES, MIN_RESAMPLES
 
 TERMINATIONS = ("all_resolved", "max_steps")

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..metric_defs import METRIC_NAMES, METRICS_BY_NAME
+from ..records.metric_defs import METRIC_NAMES, METRICS_BY_NAME
 from .aggregate import Mapper, run_metric_jobs
 from .artifact import ArtifactForm, context_header, key_dict, shared_sections
 from .bootstrap import BootstrapInterval, bootstrap_interval

@@ -46,9 +46,9 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from ..errors import StatisticsInputError
-from ..input_policy import STATISTICS, read_json_text
-from ..metric_defs import METRIC_NAMES, METRICS
-from ..versions import STATISTICS_VERSION
+from ..io.input_policy import STATISTICS, read_json_text
+from ..records.metric_defs import METRIC_NAMES, METRICS
+from ..io.versions import STATISTICS_VERSION
 from .artifact import methods, metric_definitions
 from .bootstrap import LEVEL, MAX_RESAMPLES, MIN_N, MIN_RESAMPLES
 from .descriptive import QUANTILE_LEVELS

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..canonical import canonical_bytes
-from ..versions import STATISTICS_VERSION
+from ..io.canonical import canonical_bytes
+from ..io.versions import STATISTICS_VERSION
 
 DOMAIN = b"emberbench/statistics/bootstrap/v1\x00"
 """The domain-separation prefix of every SHAKE-256 block input."""

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..canonical import sha256_hex
+from ..io.canonical import sha256_hex
 from ..errors import EvaluationError, PairingError, ResultError, StatisticsInputError
-from ..metrics import metric_fractions
-from ..suite import Suite
+from ..records.metrics import metric_fractions
+from ..sim.suite import Suite
 from .aggregate import AggregateStatistics, Mapper, aggregate_from_values
 from .inputs import EpisodeValues, StatisticsContext
 from .paired import PairedStatistics, paired_from_values
@@ -28,16 +28,16 @@ def verify_result(result: Any, suite: Suite, *, authenticator: Any = None, label
     """Re-verify an in-memory result completely; return the freshly rebuilt result.
 
     The result is first turned into the bytes a file of it would hold
-    (:func:`emberbench.result_object.artifact_of`: any part of the wrong type,
+    (:func:`emberbench.results.held.artifact_of`: any part of the wrong type,
     or that cannot be serialized, is refused there), and those bytes are then
     verified exactly as a file's.
 
     Raises:
         StatisticsInputError: naming the check that failed.
     """
-    from ..manifest import check_manifest, manifest_from_dict
-    from ..result_object import artifact_of
-    from ..results import authenticate_all, result_from_dict
+    from ..results.manifest import check_manifest, manifest_from_dict
+    from ..results.held import artifact_of
+    from ..results.artifact import authenticate_all, result_from_dict
 
     if not isinstance(suite, Suite):
         raise StatisticsInputError(f"expected a Suite, got {type(suite).__name__}")
@@ -106,7 +106,7 @@ def aggregate_statistics(result: Any, suite: Suite, resamples: int = DEFAULT_RES
 def paired_statistics(result_a: Any, result_b: Any, suite: Suite, resamples: int = DEFAULT_RESAMPLES, *,
                       authenticator: Any = None, mapper: Mapper | None = None) -> PairedStatistics:
     """Paired A - B statistics on identical episodes, after pairing and complete re-verification."""
-    from ..pairing import pair_results
+    from ..results.pairing import pair_results
 
     try:
         pair_results(result_a, result_b)  # different manifests: refused before any replay

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..manifest import EvaluationManifest
-from ..metrics import metric_fractions
+from ..results.manifest import EvaluationManifest
+from ..records.metrics import metric_fractions
 from ..statistics import EpisodeValues
-from ..suite import Suite
+from ..sim.suite import Suite
 from .frames import casualty_cells
 from .page import DEFAULT_EMBED, ResultPageBuilder
 from .source import AuthenticatedEpisode, stream_result

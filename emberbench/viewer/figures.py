@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import PresentationError
-from ..metric_defs import METRIC_NAMES
-from ..scenario import Scenario
+from ..records.metric_defs import METRIC_NAMES
+from ..sim.scenario import Scenario
 from .collect import ResultCollection
 from .summary import Cell, StatsSummary, verdict
 

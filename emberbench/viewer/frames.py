@@ -1,7 +1,7 @@
 """An episode as frames: what every step looked like, recorded by replaying it in the simulator.
 
 :func:`episode_frames` replays an authenticated record through
-:func:`emberbench.episode.replay` with an observer, and keeps, per step, one
+:func:`emberbench.records.episode.replay` with an observer, and keeps, per step, one
 character per person saying what that person's move did (the *move code*),
 plus each person's fate and the step every cell caught fire. Positions at any
 step follow from the start cells and the move codes, so a whole episode of
@@ -26,14 +26,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..episode import replay
+from ..records.episode import replay
 from ..errors import PresentationError
-from ..fire import NEVER
-from ..grid import compile_grid
-from ..metrics import EpisodeMetrics
-from ..record import RunRecord
-from ..scenario import Scenario
-from ..simulator import Simulation, cached_fire
+from ..sim.fire import NEVER
+from ..sim.grid import compile_grid
+from ..records.metrics import EpisodeMetrics
+from ..records.record import RunRecord
+from ..sim.scenario import Scenario
+from ..sim.simulator import Simulation, cached_fire
 
 MOVED, WALL_BLOCKED, PEOPLE_BLOCKED = "NESW", "nesw", "1234"
 DIRECTION_OF = {c: i for group in (MOVED, WALL_BLOCKED, PEOPLE_BLOCKED) for i, c in enumerate(group)}

@@ -10,16 +10,16 @@ never shown as given: it must be byte-identical to the recomputation, and it
 only chooses that artifact's resample count.
 
 The folder is built in a staging folder (:class:`~.outputs.ReportFolder`)
-and moved into place once every input has passed, so a refused input leaves
-nothing behind.
+and renamed into place once every input has passed, so a refused input leaves
+nothing behind; a folder that is not empty is refused unless ``force``.
 
 Nothing combines metrics: the leaderboard sets the twelve metrics side by
 side, each with its own interval, and the reader may order it by one metric.
 
 Folder layout::
 
-    index.html            the report (figures inline, no network)
-    report.md             the same tables in Markdown
+    index.html            the report: summary, leaderboard, comparisons, figures (inline, no network), provenance
+    report.md             the same in Markdown, same order
     viewer/<model>.html   one episode viewer per result
     stats/*.json          statistics the report computed
     report-files.json     the list of files above (marks the folder as a report)
@@ -29,60 +29,25 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import PresentationError
-from ..metric_defs import METRIC_NAMES
-from ..suite import Suite
-from .collect import ResultCollection, collect_result
+from ..records.metric_defs import METRIC_NAMES
+from ..sim.suite import Suite
+from .collect import collect_result
 from .outputs import ReportFolder
 from .page import DEFAULT_EMBED
+from .report_html import report_html
+from .report_md import report_markdown
+from .report_model import Report, ReportInput
 from .summary import StatsSummary, read_given_statistics, require_recomputed, summarize
 
 if TYPE_CHECKING:
     from ..statistics.reader import StatisticsFile
 
 DEFAULT_RESAMPLES = 2000
-
-
-@dataclass(frozen=True, slots=True)
-class ReportInput:
-    """One result of the report, after its single verified pass.
-
-    Attributes:
-        collection: what the pass kept.
-        slug: a file-name-safe name for the model.
-        viewer: the viewer page's path inside the report.
-        representatives: per scenario id, the episode the page opens on for
-            that scenario (most casualties), if embedded.
-    """
-
-    collection: ResultCollection
-    slug: str
-    viewer: str
-    representatives: dict[str, int]
-
-    @property
-    def model_id(self) -> str:
-        """The result's model id."""
-        return self.collection.model_id
-
-
-@dataclass(frozen=True, slots=True)
-class Report:
-    """A built report: its inputs, statistics and where it was written."""
-
-    folder: Path
-    suite: Suite
-    inputs: tuple[ReportInput, ...]
-    baseline: str
-    aggregates: dict[str, StatsSummary]
-    comparisons: dict[str, StatsSummary]
-    order_by: str | None
-    files: tuple[str, ...]
 
 
 def model_slug(model_id: str) -> str:
@@ -223,7 +188,7 @@ def build_report(results: list[Path], suite: Suite, out: Path, *, baseline: str 
             sets the resample count of the artifact it matches).
         resamples: bootstrap resamples for statistics the report computes.
         order_by: the metric that orders the leaderboard (default: results as given).
-        force: write into a folder that holds other files.
+        force: write into a folder that is not empty (replacing a previous report).
         embed: most episodes each viewer page embeds.
 
     Raises:
@@ -247,12 +212,9 @@ def build_report(results: list[Path], suite: Suite, out: Path, *, baseline: str 
                                                     resamples=resamples, write=folder.write)
         report = Report(folder=folder.folder, suite=suite, inputs=tuple(inputs), baseline=base_id,
                         aggregates=aggregates, comparisons=comparisons, order_by=order_by, files=())
-        from .report_html import report_html
-        from .report_md import report_markdown
-
         folder.write("index.html", report_html(report))
         folder.write("report.md", report_markdown(report))
         folder.finish()
     return Report(folder=report.folder, suite=suite, inputs=report.inputs, baseline=base_id,
                   aggregates=aggregates, comparisons=comparisons, order_by=order_by,
-                  files=tuple(sorted(set(folder.written))))
+                  files=tuple(sorted(set(folder.written))), replaced=folder.replaced)

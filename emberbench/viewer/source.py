@@ -2,7 +2,7 @@
 
 Every viewer, report and plot reads records and results through this module
 and nowhere else, so how a result is read (the streaming reader of
-:mod:`emberbench.result_stream`) is decided in one place. Nothing here trusts a
+:mod:`emberbench.results.stream`) is decided in one place. Nothing here trusts a
 file: a record is authenticated by replay before it is returned, and a
 result is verified completely (every record replayed, stored metrics equal
 to the recomputed ones) before any of its episodes is used.
@@ -19,14 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..episode import authenticate_bytes
+from ..records.episode import authenticate_bytes
 from ..errors import PresentationError, RecordAuthenticationError
-from ..input_policy import RECORD, RESULT, open_input, read_input
-from ..manifest import EvaluationManifest
-from ..metrics import EpisodeMetrics
-from ..record import RunRecord, record_from_dict
-from ..scenario import Scenario
-from ..suite import Suite
+from ..io.input_policy import RECORD, RESULT, open_input, read_input
+from ..results.manifest import EvaluationManifest
+from ..records.metrics import EpisodeMetrics
+from ..records.record import RunRecord, record_from_dict
+from ..sim.scenario import Scenario
+from ..sim.suite import Suite
 
 _RESULT_START = b'{"episodes":'
 _RECORD_START = b'{"actions":'
@@ -61,7 +61,7 @@ class ResultStream:
     """
 
     def __init__(self, path: str | Path, suite: Suite) -> None:
-        from ..result_stream import ArtifactStream
+        from ..results.stream import ArtifactStream
 
         self._stream = ArtifactStream(path, suite)
         self._suite = suite
@@ -80,7 +80,7 @@ class ResultStream:
     def episode(self, index: int) -> AuthenticatedEpisode | None:
         """Episode ``index`` (None if the result lacks it), with the whole artifact verified."""
         from ..errors import ResultError
-        from ..result_stream import read_episode
+        from ..results.stream import read_episode
 
         if not 0 <= index < len(self.manifest.episodes):
             return None
@@ -93,7 +93,7 @@ class ResultStream:
 
     def first(self) -> AuthenticatedEpisode | None:
         """The first episode (None if there is none), with the whole artifact verified."""
-        from ..result_stream import read_first_episode
+        from ..results.stream import read_first_episode
 
         e = read_first_episode(self.path, self._suite)
         return None if e is None else self._authenticated(e)
@@ -143,7 +143,7 @@ def read_record(path: str | Path, suite: Suite) -> AuthenticatedEpisode:
     """
     data = read_input(path, RECORD, error=RecordAuthenticationError)
     metrics = authenticate_bytes(data, suite, where=str(path))
-    from ..canonical import parse_json_strict
+    from ..io.canonical import parse_json_strict
 
     record = record_from_dict(parse_json_strict(data[:-1] if data.endswith(b"\n") else data, where=str(path)))
     scenario = suite.resolve(record.scenario_id, record.scenario_hash)
@@ -152,7 +152,7 @@ def read_record(path: str | Path, suite: Suite) -> AuthenticatedEpisode:
 
 def record_episode(record: RunRecord, suite: Suite) -> AuthenticatedEpisode:
     """Authenticate an in-memory record (for ``episode --render``) and wrap it."""
-    from ..episode import authenticate
+    from ..records.episode import authenticate
 
     metrics = authenticate(record, suite)
     return AuthenticatedEpisode(index=None, scenario=suite.resolve(record.scenario_id, record.scenario_hash),

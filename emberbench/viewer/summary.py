@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PresentationError
-from ..metric_defs import METRIC_NAMES, METRICS_BY_NAME
+from ..records.metric_defs import METRIC_NAMES, METRICS_BY_NAME
 
 if TYPE_CHECKING:
     from ..statistics.reader import StatisticsFile

@@ -15,8 +15,8 @@ import time
 from rich.console import Console, Group
 from rich.text import Text
 
-from ..record import RunRecord
-from ..suite import Suite
+from ..records.record import RunRecord
+from ..sim.suite import Suite
 from .frames import CASUALTY, EVACUATED, PEOPLE_BLOCKED, STRANDED, WALL_BLOCKED, EpisodeFrames
 
 # (priority, glyph, style): the highest priority in a block is drawn.

@@ -53,7 +53,7 @@ def ray_cluster(ray_token: Path) -> Iterator[object]:
 @pytest.fixture(scope="session")
 def dev_manifest(suite):
     """Every public scenario under seeds 0..4 (60 episodes)."""
-    from emberbench.manifest import build_manifest
+    from emberbench.results.manifest import build_manifest
 
     return build_manifest(suite, [0, 1, 2, 3, 4])
 
@@ -61,8 +61,8 @@ def dev_manifest(suite):
 @pytest.fixture(scope="session")
 def reference(tmp_path_factory: pytest.TempPathFactory, suite, dev_manifest):
     """``reference(policy, model_id)``: the in-process executor's artifact bytes on the dev manifest (cached)."""
-    from emberbench.runner import run_evaluation
-    from emberbench.store_runner import open_store
+    from emberbench.evaluation.runner import run_evaluation
+    from emberbench.evaluation.store_runner import open_store
 
     base = tmp_path_factory.mktemp("reference")
     cache: dict[tuple[str, str], bytes] = {}

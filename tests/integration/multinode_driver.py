@@ -22,10 +22,10 @@ def main(out_dir: Path) -> None:
     from ray.cluster_utils import Cluster
 
     from emberbench.cluster import RayExecutor, ray_session
-    from emberbench.manifest import build_manifest
-    from emberbench.runner import run_evaluation
-    from emberbench.store_runner import open_store
-    from emberbench.suite import load_suite
+    from emberbench.results.manifest import build_manifest
+    from emberbench.evaluation.runner import run_evaluation
+    from emberbench.evaluation.store_runner import open_store
+    from emberbench.sim.suite import load_suite
 
     fast_failure_detection = {"health_check_period_ms": 500, "health_check_timeout_ms": 500,
                               "health_check_failure_threshold": 3}

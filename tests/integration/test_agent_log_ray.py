@@ -7,8 +7,8 @@ import sys
 import pytest
 
 from emberbench.errors import AgentError
-from emberbench.manifest import EvaluationManifest, ManifestEntry
-from emberbench.runner import run_evaluation
+from emberbench.results.manifest import EvaluationManifest, ManifestEntry
+from emberbench.evaluation.runner import run_evaluation
 
 pytestmark = pytest.mark.ray
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from emberbench.catalog import iter_catalog
-from emberbench.catalog_verify import verify_run
-from emberbench.runner import run_evaluation
-from emberbench.store_runner import open_store
+from emberbench.runs.catalog import iter_catalog
+from emberbench.runs.verify import verify_run
+from emberbench.evaluation.runner import run_evaluation
+from emberbench.evaluation.store_runner import open_store
 from tests.run_support import small_manifest
 from tests.unit.test_catalog import _StopsAtThird
 

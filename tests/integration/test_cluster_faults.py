@@ -15,8 +15,8 @@ import time
 import pytest
 
 from emberbench.errors import EpisodeFailedError
-from emberbench.runner import run_evaluation
-from emberbench.store_runner import open_store
+from emberbench.evaluation.runner import run_evaluation
+from emberbench.evaluation.store_runner import open_store
 
 from .cluster_policies import TARGET_SCENARIO
 from .conftest import subprocess_env
@@ -109,7 +109,7 @@ def test_policy_exception_stops_the_run_as_in_process(ray_cluster, suite, dev_ma
 @pytest.mark.slow
 def test_coordinator_sigkilled_resumes_from_journal(ray_cluster, dev_manifest, reference, tmp_path):
     """SIGKILL the `emberbench run` process mid-run; a second run resumes from the journal, bytes identical."""
-    from emberbench.manifest import write_manifest
+    from emberbench.results.manifest import write_manifest
     from emberbench.store import Store
 
     write_manifest(dev_manifest, tmp_path / "m.json")

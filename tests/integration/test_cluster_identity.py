@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from emberbench.errors import ResultError
-from emberbench.results import load_result
-from emberbench.runner import run_evaluation
+from emberbench.results.artifact import load_result
+from emberbench.evaluation.runner import run_evaluation
 from emberbench.statistics import aggregate_statistics, paired_statistics
-from emberbench.store_runner import open_store
+from emberbench.evaluation.store_runner import open_store
 
 pytestmark = pytest.mark.ray
 
@@ -40,7 +40,7 @@ def test_ray_artifact_is_byte_identical_to_local(ray_cluster, suite, dev_manifes
     assert out.read_bytes() == reference("greedy", "g")
     assert sum(stats.episodes_by_node.values()) == len(dev_manifest.episodes)
     # Every worker is on this machine: each outcome names it, and so do the summary and the run-info.
-    from emberbench.run_info import read_run_info, this_host
+    from emberbench.evaluation.run_info import read_run_info, this_host
     from emberbench.store import journal_name
 
     assert summary.nodes == ((this_host(), len(dev_manifest.episodes)),)
@@ -79,7 +79,7 @@ def test_cli_run_verify_stats_compare_identical(ray_cluster, suite, dev_manifest
     from typer.testing import CliRunner
 
     from emberbench.cli.main import app
-    from emberbench.manifest import write_manifest
+    from emberbench.results.manifest import write_manifest
 
     write_manifest(dev_manifest, tmp_path / "m.json")
     runner = CliRunner()
@@ -105,7 +105,7 @@ def test_cli_run_verify_stats_compare_identical(ray_cluster, suite, dev_manifest
 
 def _tamper(data: bytes, positions: list[int]) -> bytes:
     """Change one logged action of the episodes at ``positions`` and keep digests consistent."""
-    from emberbench.canonical import canonical_bytes, sha256_hex
+    from emberbench.io.canonical import canonical_bytes, sha256_hex
 
     obj = json.loads(data)
     for pos in positions:
@@ -133,7 +133,7 @@ def test_parallel_verify_gives_the_in_process_verdict(ray_cluster, suite, refere
 def test_parallel_audit_gives_the_in_process_verdicts(ray_cluster, suite, dev_manifest, tmp_path):
     """store audit with parallel replay lists the same verdicts as in process."""
     from emberbench.cluster import RayAuthenticator
-    from emberbench.audit import audit_store
+    from emberbench.runs.audit import audit_store
 
     store = open_store(tmp_path / "st")
     run_evaluation(dev_manifest, suite, "greedy", "g", tmp_path / "g.json", store=store)

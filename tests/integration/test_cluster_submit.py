@@ -80,7 +80,7 @@ def _answers(address: str) -> bool:
 
 def test_submit_follow_runs_the_evaluation_as_a_job(ray_token, dev_manifest, reference, tmp_path):
     """submit --follow -- run ...: prints the job id, streams logs, succeeds, writes the in-process bytes."""
-    from emberbench.manifest import write_manifest
+    from emberbench.results.manifest import write_manifest
 
     write_manifest(dev_manifest, tmp_path / "m.json")
     head, address = _start_head(tmp_path)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from emberbench.manifest import EvaluationManifest, ManifestEntry, write_manifest
-from emberbench.rng import SplitMix64
-from emberbench.runner import run_evaluation
+from emberbench.results.manifest import EvaluationManifest, ManifestEntry, write_manifest
+from emberbench.sim.rng import SplitMix64
+from emberbench.evaluation.runner import run_evaluation
 
 pytestmark = pytest.mark.slow
 

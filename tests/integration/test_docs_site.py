@@ -54,7 +54,7 @@ def test_every_doc_page_is_in_the_navigation(site: Path) -> None:
     pages = {path.name for path in (ROOT / "docs").glob("*.md")}
     in_nav = {source for _, links in _nav() for _, source in links} | {"index.md"}
     assert pages == in_nav
-    assert [title for title, _ in _nav()] == ["Users", "Contracts and formats", "Operators"]
+    assert [title for title, _ in _nav()] == ["Users", "Contracts and formats", "Operators", "Contributors"]
     for page in pages:
         assert (site / page.replace(".md", ".html")).is_file(), page
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from emberbench.canonical import canonical_bytes
+from emberbench.io.canonical import canonical_bytes
 from emberbench.generate import TierFilter, calibrate_suite, generate_suite, load_recipe, write_suite
-from emberbench.suite import load_suite
+from emberbench.sim.suite import load_suite
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.ray

@@ -64,7 +64,7 @@ def _kill_leftovers(pid: int) -> None:
 @pytest.fixture
 def run_command(tmp_path: Path, suite):  # noqa: ANN001, ANN201
     """A long `run` (480 episodes) on embedded Ray (2 workers, no store), in a fresh HOME."""
-    from emberbench.manifest import build_manifest, write_manifest
+    from emberbench.results.manifest import build_manifest, write_manifest
 
     write_manifest(build_manifest(suite, list(range(40))), tmp_path / "m.json")
     home = tmp_path / "home"
@@ -157,7 +157,7 @@ def test_unreachable_cluster_and_too_many_workers_fail_fast_in_one_line(name: st
     """Issue 12 (defects 3, 7) and issue 16 (item 5): a wrong --address fails within EMBERBENCH_CONNECT_TIMEOUT
     (here 3 s) plus start-up, with one line and no raw Ray log lines, instead of hanging for minutes; --workers
     beyond the machine's CPUs is refused before Ray starts. Nothing is left running."""
-    from emberbench.manifest import write_manifest
+    from emberbench.results.manifest import write_manifest
 
     write_manifest(dev_manifest, tmp_path / "m.json")
     (tmp_path / "r.json").write_bytes(b"{}")

@@ -7,9 +7,9 @@ import threading
 import pytest
 
 from emberbench.errors import OutputLockedError, PolicyError
-from emberbench.results import load_result
-from emberbench.runner import run_evaluation
-from emberbench.store_runner import open_store
+from emberbench.results.artifact import load_result
+from emberbench.evaluation.runner import run_evaluation
+from emberbench.evaluation.store_runner import open_store
 from tests.run_support import small_manifest, tamper_metric
 
 pytestmark = pytest.mark.ray

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 
-from emberbench.manifest import build_manifest, write_manifest
+from emberbench.results.manifest import build_manifest, write_manifest
 from tests.integration.conftest import ROOT, subprocess_env
 
 HOOK = ROOT / "tests" / "signal_hook"
@@ -54,14 +54,14 @@ LOCAL_POINTS = [
     "call:emberbench.cli.main:run_to_exit_status",   # the command is about to be parsed
     "call:emberbench.cli.args:parse_output_file",    # options being parsed
     "import:numpy",                                  # the core's slow import
-    "call:emberbench.suite:load_suite",
-    "call:emberbench.manifest:load_manifest",
-    "call:emberbench.runner:run_evaluation",         # the run has begun (lock, journal, artifact)
-    "call:emberbench.episode:play_episode",          # the first episode
+    "call:emberbench.sim.suite:load_suite",
+    "call:emberbench.results.manifest:load_manifest",
+    "call:emberbench.evaluation.runner:run_evaluation",         # the run has begun (lock, journal, artifact)
+    "call:emberbench.records.episode:play_episode",          # the first episode
 ]
 LOCAL_CASES = [(point, sig, "") for point in LOCAL_POINTS for sig in ("TERM", "INT")] + [
-    ("call:emberbench.runner:run_evaluation", "TERM", "finalizer"),
-    ("call:emberbench.episode:play_episode", "INT", "finalizer"),
+    ("call:emberbench.evaluation.runner:run_evaluation", "TERM", "finalizer"),
+    ("call:emberbench.records.episode:play_episode", "INT", "finalizer"),
 ]
 
 # (command, point, signal, how): ten points of a run and a verification on embedded Ray, and the two failures
@@ -147,7 +147,7 @@ def _check(result: dict[str, object], sig: str, folder: Path, suite) -> None:  #
     stray = sorted(p.name for p in folder.iterdir() if p.name.startswith(".o.json"))
     assert stray == [], stray
     if (folder / "o.json").exists():
-        from emberbench.result_stream import verify_artifact
+        from emberbench.results.stream import verify_artifact
 
         verify_artifact(folder / "o.json", suite)  # complete (possibly with fewer episodes): never torn
 
@@ -191,10 +191,10 @@ def test_a_signal_at_any_start_up_point_ends_an_in_process_run_cleanly(point: st
 @pytest.fixture(scope="module")
 def stored_run(tmp_path_factory: pytest.TempPathFactory, suite, manifest_file: Path) -> tuple[Path, str]:  # noqa: ANN001
     """A store holding one complete run (for `runs verify`), and the run's short id."""
-    from emberbench.catalog import iter_catalog
-    from emberbench.manifest import load_manifest
-    from emberbench.runner import run_evaluation
-    from emberbench.store_runner import open_store
+    from emberbench.runs.catalog import iter_catalog
+    from emberbench.results.manifest import load_manifest
+    from emberbench.evaluation.runner import run_evaluation
+    from emberbench.evaluation.store_runner import open_store
 
     folder = tmp_path_factory.mktemp("stored")
     store = open_store(folder / "store")

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from emberbench import record_puts
-from emberbench.runner import run_evaluation
+from emberbench.evaluation import record_puts
+from emberbench.evaluation.runner import run_evaluation
 from emberbench.store import fsck, journal_name, open_store
 
 
@@ -30,7 +30,7 @@ def _helpers_of(locator: str) -> list[int]:
             state = (entry / "stat").read_text().rsplit(") ", 1)[-1][:1]
         except OSError:
             continue
-        if b"emberbench.record_puts" in cmdline and locator.encode() in cmdline and state != "Z":
+        if b"emberbench.evaluation.record_puts" in cmdline and locator.encode() in cmdline and state != "Z":
             found.append(int(entry.name))
     return found
 
@@ -65,7 +65,7 @@ def test_sigkill_then_resume_on_s3_is_byte_identical(tmp_path, suite, s3_locator
     of episodes on S3) is written well before the end, and enough for the run
     to put its records through the helper process, which must end with it.
     """
-    from emberbench.manifest import build_manifest, write_manifest
+    from emberbench.results.manifest import build_manifest, write_manifest
 
     manifest = build_manifest(suite, list(range(20)))
     assert len(manifest.episodes) >= record_puts.HELPER_FROM

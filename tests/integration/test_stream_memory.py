@@ -20,15 +20,15 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from emberbench.atomic import atomic_write_bytes
-from emberbench.canonical import canonical_bytes, sha256_hex
+from emberbench.io.atomic import atomic_write_bytes
+from emberbench.io.canonical import canonical_bytes, sha256_hex
 from emberbench.cli.main import app
-from emberbench.episode import play_episode
-from emberbench.manifest import EvaluationManifest, ManifestEntry
+from emberbench.records.episode import play_episode
+from emberbench.results.manifest import EvaluationManifest, ManifestEntry
 from emberbench.policies.spec import resolve_policy
-from emberbench.results import artifact_chunks, episode_chunk
-from emberbench.scenario import scenario_from_dict
-from emberbench.suite import load_suite
+from emberbench.results.artifact import artifact_chunks, episode_chunk
+from emberbench.sim.scenario import scenario_from_dict
+from emberbench.sim.suite import load_suite
 
 pytestmark = pytest.mark.slow
 
@@ -96,11 +96,11 @@ def quick_replay(monkeypatch):  # noqa: ANN001, ANN201
     """Replays memoised by record content (sound here: the seed changes nothing); small bootstrap batches."""
     import importlib
 
-    import emberbench.episode as episode
+    import emberbench.records.episode as episode
     import emberbench.statistics.bootstrap as bootstrap
 
     try:  # the whole-file loader, before streaming, had no text blocks
-        result_text = importlib.import_module("emberbench.result_text")
+        result_text = importlib.import_module("emberbench.results.text")
     except ImportError:
         result_text = None
 

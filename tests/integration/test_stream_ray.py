@@ -9,11 +9,11 @@ from collections import Counter
 import pytest
 from typer.testing import CliRunner
 
-import emberbench.episode as episode
-from emberbench.canonical import canonical_bytes
+import emberbench.records.episode as episode
+from emberbench.io.canonical import canonical_bytes
 from emberbench.cli.main import app
-from emberbench.manifest import EvaluationManifest, ManifestEntry
-from emberbench.runner import run_evaluation
+from emberbench.results.manifest import EvaluationManifest, ManifestEntry
+from emberbench.evaluation.runner import run_evaluation
 from tests.run_support import small_manifest
 
 pytestmark = pytest.mark.ray
@@ -74,10 +74,10 @@ def test_each_record_is_replayed_once_on_ray(ray_cluster, results, counted, comm
 
 def test_audit_on_ray_gives_the_in_process_verdicts(ray_cluster, suite, results, tmp_path) -> None:  # noqa: ANN001
     """ok, partial and damaged runs get the same verdicts with parallel replay."""
-    from emberbench.audit import audit_store
+    from emberbench.runs.audit import audit_store
     from emberbench.cluster import RayAuthenticator
     from emberbench.store import journal_name
-    from emberbench.store_runner import open_store
+    from emberbench.evaluation.store_runner import open_store
 
     store = open_store(tmp_path / "store")
     manifest = EvaluationManifest(suite.id, suite.version, suite.hash, tuple(

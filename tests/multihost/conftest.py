@@ -53,7 +53,7 @@ def rig() -> Iterator[Rig]:
 @pytest.fixture(scope="session")
 def manifest(suite):  # noqa: ANN001
     """The manifest every multi-host run plays (tests/multihost/support.py)."""
-    from emberbench.manifest import build_manifest
+    from emberbench.results.manifest import build_manifest
 
     from .support import SEEDS
 
@@ -63,8 +63,8 @@ def manifest(suite):  # noqa: ANN001
 @pytest.fixture(scope="session")
 def reference(suite, manifest, tmp_path_factory) -> bytes:  # noqa: ANN001
     """The artifact of ``greedy`` (model id ``g``) on that manifest, in this process, with a local store."""
-    from emberbench.runner import run_evaluation
-    from emberbench.store_runner import open_store
+    from emberbench.evaluation.runner import run_evaluation
+    from emberbench.evaluation.store_runner import open_store
 
     base = tmp_path_factory.mktemp("in-process")
     run_evaluation(manifest, suite, "greedy", "g", base / "g.json", store=open_store(base / "store"))

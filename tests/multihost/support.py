@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from emberbench.manifest import write_manifest
+from emberbench.results.manifest import write_manifest
 from tests.rig import BUCKET, Rig
 from tests.rig.rig import kill_group
 

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.multihost
 PREFIX = "headloss"
 _JOURNALED = """
 import json, sys
-from emberbench.store_runner import open_store
+from emberbench.evaluation.store_runner import open_store
 state = open_store(sys.argv[1]).read_journal(sys.argv[2])
 print(json.dumps([e.data["digest"] for e in state.entries if "digest" in e.data]))
 """

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from emberbench.manifest import build_manifest
+from emberbench.results.manifest import build_manifest
 from emberbench.store import journal_name
 from tests.rig import BUCKET, Rig
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from emberbench.manifest import build_manifest
-from emberbench.runner import run_evaluation
+from emberbench.results.manifest import build_manifest
+from emberbench.evaluation.runner import run_evaluation
 
 from .support import client_file, put_manifest, run_argv, sha256
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from emberbench.errors import GenerationError, RecipeError
 from emberbench.generate import generate_scenario, recipe_from_dict
 from emberbench.generate.recipe import EXIT_PLACEMENTS, FIRE_PLACEMENTS, LAYOUT_KINDS, PEOPLE_PLACEMENTS
-from emberbench.scenario_rules import scenario_problems
+from emberbench.sim.scenario_rules import scenario_problems
 
 
 def ranges(lo: int, hi: int) -> st.SearchStrategy[list[int]]:

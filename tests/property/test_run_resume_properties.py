@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from emberbench.errors import EmberError
 from emberbench.policies import GreedyPolicy
-from emberbench.runner import run_evaluation
-from emberbench.store_runner import open_store
+from emberbench.evaluation.runner import run_evaluation
+from emberbench.evaluation.store_runner import open_store
 from tests.run_support import TAMPERS, freeze, journaled_keys, small_manifest, tamper
 
 EPISODES = 6

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from emberbench.scenario_rules import regions
+from emberbench.sim.scenario_rules import regions
 
 
 def flood_fill(open_: np.ndarray) -> np.ndarray:

@@ -8,10 +8,10 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from emberbench.episode import authenticate, play_episode
-from emberbench.metric_defs import METRICS
-from emberbench.metrics import metric_fraction
-from emberbench.simulator import Simulation
+from emberbench.records.episode import authenticate, play_episode
+from emberbench.records.metric_defs import METRICS
+from emberbench.records.metrics import metric_fraction
+from emberbench.sim.simulator import Simulation
 from tests.strategies import ScriptedRandomPolicy, small_scenarios
 
 MOVES = st.lists(st.integers(0, 4), min_size=1, max_size=64)
@@ -23,7 +23,7 @@ def test_invariants_hold_at_every_step(scenario, choices) -> None:  # noqa: ANN0
     sim = Simulation(scenario, scenario.seed)
     policy = ScriptedRandomPolicy(choices)
     wall = sim.grid.wall
-    from emberbench.actions import encode_action
+    from emberbench.sim.actions import encode_action
 
     while not sim.done:
         codes = encode_action(policy(sim.observation()), sim.inside_ids(), sim.t)
@@ -42,7 +42,7 @@ def test_moves_are_single_steps(scenario, choices) -> None:  # noqa: ANN001
     """Each person moves at most one cell per step and never through a wall."""
     sim = Simulation(scenario, scenario.seed)
     policy = ScriptedRandomPolicy(choices)
-    from emberbench.actions import encode_action
+    from emberbench.sim.actions import encode_action
 
     while not sim.done:
         before = sim.pos.copy()

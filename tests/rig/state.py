@@ -29,8 +29,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from emberbench.atomic import atomic_write_text
-from emberbench.input_policy import SMALL_JSON, load_json
+from emberbench.io.atomic import atomic_write_text
+from emberbench.io.input_policy import SMALL_JSON, load_json
 
 from .errors import RigError
 

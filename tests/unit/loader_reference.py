@@ -22,14 +22,14 @@ import codecs
 import json
 import re
 
-from emberbench.canonical import CanonicalFormError, canonical_bytes, is_sha256_hex, parse_json_strict, sha256_hex
-from emberbench.episode import authenticate
+from emberbench.io.canonical import CanonicalFormError, canonical_bytes, is_sha256_hex, parse_json_strict, sha256_hex
+from emberbench.records.episode import authenticate
 from emberbench.errors import ManifestError, RecordAuthenticationError, ResultError
-from emberbench.input_policy import JsonText, check_json_depth
-from emberbench.manifest import check_manifest, manifest_from_dict
-from emberbench.record import record_from_dict
-from emberbench.results import EPISODE_KEYS, HEADER_FIELDS, RESULT_KEYS, validate_model_id
-from emberbench.versions import RESULT_VERSION
+from emberbench.io.input_policy import JsonText, check_json_depth
+from emberbench.results.manifest import check_manifest, manifest_from_dict
+from emberbench.records.record import record_from_dict
+from emberbench.results.header import EPISODE_KEYS, HEADER_FIELDS, RESULT_KEYS, validate_model_id
+from emberbench.io.versions import RESULT_VERSION
 
 
 def _header(data: dict[str, Any], where: str) -> Any:

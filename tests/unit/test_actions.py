@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from emberbench.actions import encode_action
+from emberbench.sim.actions import encode_action
 from emberbench.errors import InvalidActionError
 
 INSIDE = ["p1", "p2"]

@@ -45,7 +45,7 @@ def test_unknown_names_are_attribute_errors() -> None:
 def test_import_stays_light() -> None:
     """``import emberbench`` loads neither numpy, ray nor the store; a public name loads its module."""
     code = ("import sys, emberbench; heavy = {'numpy', 'ray', 'emberbench.store'} & set(sys.modules); "
-            "emberbench.Observation; print(sorted(heavy), 'emberbench.observation' in sys.modules)")
+            "emberbench.Observation; print(sorted(heavy), 'emberbench.sim.observation' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["[]", "True"]
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from emberbench import atomic
-from emberbench.atomic import atomic_write_bytes, check_output_path
+from emberbench.io import atomic
+from emberbench.io.atomic import atomic_write_bytes, check_output_path
 from emberbench.errors import OutputPathError
 
 

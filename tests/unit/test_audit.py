@@ -8,15 +8,15 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
-from emberbench.audit import DAMAGED, OK, PARTIAL, audit_store
-from emberbench.canonical import canonical_bytes
+from emberbench.runs.audit import DAMAGED, OK, PARTIAL, audit_store
+from emberbench.io.canonical import canonical_bytes
 from emberbench.cli.main import app
 from emberbench.cli.store_cmd import PARTIAL_EXIT
-from emberbench.manifest import EvaluationManifest, ManifestEntry
+from emberbench.results.manifest import EvaluationManifest, ManifestEntry
 from emberbench.policies.baselines import GreedyPolicy
-from emberbench.runner import run_evaluation
+from emberbench.evaluation.runner import run_evaluation
 from emberbench.store import journal_name
-from emberbench.store_runner import open_store
+from emberbench.evaluation.store_runner import open_store
 
 SMALL = ["v1-pub-01-single-exit-sparse", "v1-pub-12-smouldering-two-exits"]
 
@@ -147,7 +147,7 @@ def test_journal_digests_ending_in_a_zero_byte_are_kept_whole() -> None:
     """A record digest whose last byte is 00 is compared whole (a numpy bytes column would drop it)."""
     from types import SimpleNamespace
 
-    from emberbench.audit import _Journal
+    from emberbench.runs.audit import _Journal
 
     digests = ["ab" * 31 + "00", "00" * 32, "cd" * 32]
     state = SimpleNamespace(entries=[SimpleNamespace(data={"index": i, "digest": d})

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from emberbench.episode import play_episode
-from emberbench.observation import Observation
+from emberbench.records.episode import play_episode
+from emberbench.sim.observation import Observation
 from emberbench.policies import BUILTIN_POLICIES
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from emberbench.catalog import fit, format_row, iter_catalog, resolve_run, short_id_length
+from emberbench.runs.catalog import fit, format_row, iter_catalog, resolve_run, short_id_length
 from emberbench.errors import StoreUsageError
-from emberbench.run_info import read_run_info, run_info_ref
-from emberbench.runner import run_evaluation
-from emberbench.store_runner import open_store
+from emberbench.evaluation.run_info import read_run_info, run_info_ref
+from emberbench.evaluation.runner import run_evaluation
+from emberbench.evaluation.store_runner import open_store
 from tests.run_support import invoke, small_manifest, tamper_metric
 from tests.schema_check import registry_validator
 

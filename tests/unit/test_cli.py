@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from emberbench.cli.main import app
-from emberbench.manifest import EvaluationManifest, ManifestEntry, write_manifest
-from emberbench.runner import run_evaluation
+from emberbench.results.manifest import EvaluationManifest, ManifestEntry, write_manifest
+from emberbench.evaluation.runner import run_evaluation
 
 runner = CliRunner()
 
@@ -105,7 +105,7 @@ def test_verify_rejects_a_tampered_artifact_with_one_line(runs, tmp_path) -> Non
     """A changed stored metric makes verify exit 1 with one line naming the episode."""
     data = json.loads((runs / "greedy.json").read_text())
     data["episodes"][2]["metrics"]["counts"]["steps"] += 1
-    from emberbench.canonical import canonical_bytes
+    from emberbench.io.canonical import canonical_bytes
 
     bad = tmp_path / "bad.json"
     bad.write_bytes(canonical_bytes(data) + b"\n")

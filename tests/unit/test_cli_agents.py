@@ -7,7 +7,7 @@ import sys
 from typer.testing import CliRunner
 
 from emberbench.cli.main import app
-from emberbench.manifest import EvaluationManifest, ManifestEntry, write_manifest
+from emberbench.results.manifest import EvaluationManifest, ManifestEntry, write_manifest
 
 runner = CliRunner()
 

@@ -41,7 +41,7 @@ def test_policies_lists_installed_entry_points_and_flags_broken_ones(monkeypatch
              EntryPoint("cautious", "emberbench.policies:FireAwarePolicy", catalog.ENTRY_POINT_GROUP),
              EntryPoint("broken", "no_such_module_xyz:make", catalog.ENTRY_POINT_GROUP),
              EntryPoint("greedy", "emberbench.policies:StayPolicy", catalog.ENTRY_POINT_GROUP),
-             EntryPoint("constant", "emberbench.versions:SIMULATOR_VERSION", catalog.ENTRY_POINT_GROUP))
+             EntryPoint("constant", "emberbench.io.versions:SIMULATOR_VERSION", catalog.ENTRY_POINT_GROUP))
     result = runner.invoke(app, ["policies"])
     assert result.exit_code == 0, result.output
     out = result.output

@@ -172,9 +172,9 @@ def test_a_closed_stdout_ends_quietly(args: list[str], tmp_path: Path) -> None:
 @pytest.fixture
 def damaged_store(tmp_path: Path, suite):  # noqa: ANN001, ANN201
     """A store with one complete run whose stored result was replaced by one with a changed metric."""
-    from emberbench.catalog import iter_catalog
-    from emberbench.runner import run_evaluation
-    from emberbench.store_runner import open_store
+    from emberbench.runs.catalog import iter_catalog
+    from emberbench.evaluation.runner import run_evaluation
+    from emberbench.evaluation.store_runner import open_store
     from tests.run_support import small_manifest, tamper_metric
 
     store = open_store(tmp_path / "store")
@@ -209,7 +209,7 @@ def test_a_damaged_store_ends_audit_and_runs_verify_with_one_error_line(damaged_
 
 def test_a_damaged_run_info_ends_runs_ls_with_one_error_line(damaged_store) -> None:  # noqa: ANN001
     """Issue 22 (defect 8): `runs ls` listed a damaged run-info and exited 1 silently; now it says so in one line."""
-    from emberbench.run_info import run_info_ref
+    from emberbench.evaluation.run_info import run_info_ref
 
     store, row = damaged_store
     store.refs.set(run_info_ref(row.run), store.put(b"not json at all"))

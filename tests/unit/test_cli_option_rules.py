@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from emberbench.cli.args import MAX_COUNT, MAX_SEED
 from emberbench.cli.main import app
-from emberbench.executor_choice import LOCAL_BELOW, ExecutorKind, choose_executor
-from emberbench.manifest import EvaluationManifest, ManifestEntry, write_manifest
-from emberbench.runner import run_evaluation
+from emberbench.evaluation.executor_choice import LOCAL_BELOW, ExecutorKind, choose_executor
+from emberbench.results.manifest import EvaluationManifest, ManifestEntry, write_manifest
+from emberbench.evaluation.runner import run_evaluation
 
 runner = CliRunner()
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "task-grouped-rates"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from emberbench.manifest import write_manifest
-from emberbench.store_runner import open_store
+from emberbench.results.manifest import write_manifest
+from emberbench.evaluation.store_runner import open_store
 from tests.run_support import error_line, flip_byte, invoke, small_manifest
 
 
@@ -94,7 +94,7 @@ def test_run_on_a_locked_output_is_refused_in_one_line(tmp_path, mpath) -> None:
     """Issue 11 defect 3: a run whose --out another run holds is refused at once, naming the holder."""
     import os
 
-    from emberbench.output_lock import OutputLock
+    from emberbench.evaluation.output_lock import OutputLock
 
     out = tmp_path / "g.json"
     with OutputLock(out):

@@ -9,8 +9,8 @@ from typer.testing import CliRunner
 
 from emberbench.cli.main import app
 from emberbench.cli.stats_cmd import GroupChoice
-from emberbench.manifest import EvaluationManifest, ManifestEntry
-from emberbench.runner import run_evaluation
+from emberbench.results.manifest import EvaluationManifest, ManifestEntry
+from emberbench.evaluation.runner import run_evaluation
 from emberbench.statistics.table import Groups
 from tests.table_check import assert_whole_numbers
 

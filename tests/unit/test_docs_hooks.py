@@ -90,11 +90,11 @@ def test_a_problem_fails_the_strict_build(tmp_path: Path, pages: dict, pictures:
 def test_the_reference_page_takes_public_names_only(tmp_path: Path) -> None:
     """A reference entry under an internal module path fails the build."""
     pages = {"index.md": LANDING.replace("(guide.md)", "(reference.md)"),
-             "reference.md": "# Reference\n\n::: emberbench.suite.Suite\n"}
+             "reference.md": "# Reference\n\n::: emberbench.sim.suite.Suite\n"}
     config = _tiny_site(tmp_path, pages, [{"Home": "index.md"}, {"Users": [{"Reference": "reference.md"}]}])
     done = mkdocs_build(config, tmp_path / "site")
     assert done.returncode != 0
-    assert any("'::: emberbench.suite.Suite' is not a public name" in line for line in warnings_of(done))
+    assert any("'::: emberbench.sim.suite.Suite' is not a public name" in line for line in warnings_of(done))
 
 
 def test_complete_reference_appends_what_is_missing(hooks: ModuleType) -> None:

@@ -10,12 +10,12 @@ import pytest
 from typer.testing import CliRunner
 
 from emberbench.cli.main import app
-from emberbench.episode import play_episode
+from emberbench.records.episode import play_episode
 from emberbench.errors import AgentError, PolicyError
-from emberbench.manifest import EvaluationManifest, ManifestEntry
+from emberbench.results.manifest import EvaluationManifest, ManifestEntry
 from emberbench.policies.spec import closing, resolve_policy
-from emberbench.results import load_result
-from emberbench.runner import run_evaluation
+from emberbench.results.artifact import load_result
+from emberbench.evaluation.runner import run_evaluation
 from tests.conftest import ROOT
 from tests.helpers import process_alive, wait_gone
 
@@ -108,7 +108,7 @@ def test_missing_command_and_bad_specs() -> None:
     ("nope", "unknown policy 'nope'"),
     ("no_such_module_xyz:factory", "cannot import module 'no_such_module_xyz'"),
     ("emberbench.policies:Missing", "has no attribute 'Missing'"),
-    ("emberbench.versions:SIMULATOR_VERSION", "is not callable"),
+    ("emberbench.io.versions:SIMULATOR_VERSION", "is not callable"),
     ("", "non-empty string"),
 ])
 def test_policy_spec_errors(spec, message) -> None:  # noqa: ANN001

@@ -7,10 +7,10 @@ import sys
 
 import numpy as np
 
-from emberbench.actions import encode_action
-from emberbench.episode import play_episode
+from emberbench.sim.actions import encode_action
+from emberbench.records.episode import play_episode
 from emberbench.policies import GreedyPolicy, StayPolicy
-from emberbench.simulator import Simulation
+from emberbench.sim.simulator import Simulation
 
 STOCHASTIC = "v1-pub-10-route-invalidation"
 
@@ -59,8 +59,8 @@ def test_same_episode_twice_is_identical(suite) -> None:  # noqa: ANN001
 
 
 SCRIPT = """
-from emberbench.suite import load_suite
-from emberbench.episode import play_episode
+from emberbench.sim.suite import load_suite
+from emberbench.records.episode import play_episode
 from emberbench.policies import BUILTIN_POLICIES
 suite = load_suite()
 for s in suite.scenarios[:10]:

@@ -8,10 +8,10 @@ import os
 import numpy as np
 import pytest
 
-from emberbench.atomic import atomic_write_bytes
-from emberbench.canonical import canonical_bytes, canonical_json, digest, is_sha256_hex, parse_json_strict
+from emberbench.io.atomic import atomic_write_bytes
+from emberbench.io.canonical import canonical_bytes, canonical_json, digest, is_sha256_hex, parse_json_strict
 from emberbench.errors import CanonicalFormError, EmberError
-from emberbench.rng import SplitMix64, draw, draws, mix64, stream_key
+from emberbench.sim.rng import SplitMix64, draw, draws, mix64, stream_key
 
 
 def test_canonical_json_rules() -> None:

@@ -9,7 +9,7 @@ import pytest
 from emberbench.generate import generate_suite, load_generation, load_recipe
 from emberbench.generate.writer import json_file_bytes, scenario_file_bytes
 from emberbench.generate.features import FAMILY_IDS
-from emberbench.suite import GENERATED_SUITE_ID, PUBLIC_SUITE_ID, load_suite, shipped_suite_path
+from emberbench.sim.suite import GENERATED_SUITE_ID, PUBLIC_SUITE_ID, load_suite, shipped_suite_path
 from tests.conftest import ROOT
 
 GENERATED_SUITE_HASH = "7f68487d85fdbb7b135f581fcdea63ff854ebf2bb06fcd26ae185f4e760f4e0f"

@@ -7,14 +7,14 @@ import json
 
 import pytest
 
-from emberbench.canonical import canonical_bytes
-from emberbench.episode import authenticate_bytes, play_episode
+from emberbench.io.canonical import canonical_bytes
+from emberbench.records.episode import authenticate_bytes, play_episode
 from emberbench.errors import ManifestError, RecordAuthenticationError, ResultError
-from emberbench.manifest import load_manifest
-from emberbench.metrics import metrics_from_dict
+from emberbench.results.manifest import load_manifest
+from emberbench.records.metrics import metrics_from_dict
 from emberbench.policies import GreedyPolicy
-from emberbench.results import load_result
-from emberbench.runner import run_evaluation
+from emberbench.results.artifact import load_result
+from emberbench.evaluation.runner import run_evaluation
 from tests.conftest import ROOT
 
 GOLDEN = ROOT / "tests" / "golden"
@@ -67,7 +67,7 @@ def test_core_import_leaves_ray_and_store_out() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, emberbench, emberbench.episode, emberbench.results, emberbench.runner, "
+    code = ("import sys, emberbench, emberbench.records.episode, emberbench.results.artifact, emberbench.evaluation.runner, "
             "emberbench.statistics, emberbench.cli.main; "
             "print(sorted(m for m in ('ray', 'emberbench.store', 'emberbench.cluster') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -163,8 +163,8 @@ def test_command_reports_a_mismatch_as_one_line(app, tmp_path) -> None:
 @pytest.fixture(scope="module")
 def two_results(tmp_path_factory, suite):  # noqa: ANN001
     """Real greedy and stay artifacts on a one-seed manifest of the public suite."""
-    from emberbench.manifest import build_manifest
-    from emberbench.runner import run_evaluation
+    from emberbench.results.manifest import build_manifest
+    from emberbench.evaluation.runner import run_evaluation
 
     folder = tmp_path_factory.mktemp("gr")
     manifest = build_manifest(suite, [0])
@@ -175,7 +175,7 @@ def two_results(tmp_path_factory, suite):  # noqa: ANN001
 
 def test_command_from_results_builds_saves_and_evaluates_the_input(app, tmp_path, suite, two_results) -> None:  # noqa: ANN001
     """--from-results loads both real artifacts, saves the input it built and writes that input's report."""
-    from emberbench.results import load_result
+    from emberbench.results.artifact import load_result
 
     a_path, b_path = two_results
     saved, out = tmp_path / "in.json", tmp_path / "r.json"
@@ -196,8 +196,8 @@ def test_command_from_results_builds_saves_and_evaluates_the_input(app, tmp_path
 
 def test_command_from_results_refuses_different_manifests(app, tmp_path, suite, two_results) -> None:  # noqa: ANN001
     """Artifacts of different manifests are refused with one line, before any replay."""
-    from emberbench.manifest import build_manifest
-    from emberbench.runner import run_evaluation
+    from emberbench.results.manifest import build_manifest
+    from emberbench.evaluation.runner import run_evaluation
 
     other = tmp_path / "other.json"
     run_evaluation(build_manifest(suite, [1]), suite, "stay", "stay", other)
@@ -212,9 +212,9 @@ def test_command_from_results_refuses_different_manifests(app, tmp_path, suite, 
 @pytest.fixture(scope="module")
 def generated_results(tmp_path_factory):  # noqa: ANN001
     """greedy and stay artifacts on two scenarios of the shipped suite emberbench-v1-generated."""
-    from emberbench.manifest import EvaluationManifest, ManifestEntry
-    from emberbench.runner import run_evaluation
-    from emberbench.suite import GENERATED_SUITE_ID, load_suite
+    from emberbench.results.manifest import EvaluationManifest, ManifestEntry
+    from emberbench.evaluation.runner import run_evaluation
+    from emberbench.sim.suite import GENERATED_SUITE_ID, load_suite
 
     suite = load_suite(GENERATED_SUITE_ID)
     chosen = suite.scenarios[1:3]
@@ -232,8 +232,8 @@ def test_command_from_results_reads_results_of_another_shipped_suite(app, tmp_pa
                                                                     suite_args) -> None:
     """Issue 22 (defect 13): results of emberbench-v1-generated are read with the suite their manifest names,
     or the one --suite gives, like every other command; the report is that of the input they define."""
-    from emberbench.results import load_result
-    from emberbench.suite import GENERATED_SUITE_ID, load_suite
+    from emberbench.results.artifact import load_result
+    from emberbench.sim.suite import GENERATED_SUITE_ID, load_suite
 
     a_path, b_path = generated_results
     out = tmp_path / "r.json"
@@ -261,9 +261,9 @@ def test_command_from_results_names_the_suite_to_give_when_it_is_not_shipped(app
     """A manifest of a suite that is not shipped asks for --suite, in one line naming the artifact."""
     import shutil
 
-    from emberbench.manifest import build_manifest
-    from emberbench.runner import run_evaluation
-    from emberbench.suite import load_suite, public_suite_path
+    from emberbench.results.manifest import build_manifest
+    from emberbench.evaluation.runner import run_evaluation
+    from emberbench.sim.suite import load_suite, public_suite_path
 
     folder = tmp_path / "mine"
     shutil.copytree(public_suite_path(), folder)

@@ -31,9 +31,9 @@ import pytest
 from typer.testing import CliRunner
 
 from emberbench.cli.main import app
-from emberbench.manifest import EvaluationManifest, ManifestEntry, write_manifest
-from emberbench.runner import run_evaluation
-from emberbench.suite import public_suite_path
+from emberbench.results.manifest import EvaluationManifest, ManifestEntry, write_manifest
+from emberbench.evaluation.runner import run_evaluation
+from emberbench.sim.suite import public_suite_path
 from tests.conftest import ROOT
 
 EXAMPLE = ROOT / "docs" / "examples" / "task-grouped-rates"
@@ -533,7 +533,7 @@ def test_every_statistics_value_mutation_is_refused_and_leaves_nothing(command: 
     traceback and never shown; nothing is written (no report folder, no figure)."""
     import inspect
 
-    from emberbench.canonical import canonical_bytes
+    from emberbench.io.canonical import canonical_bytes
 
     source, args = STATISTICS_COMMANDS[command]
     text = (good / source).read_bytes()
@@ -645,8 +645,8 @@ RUN_IDS = [
 @pytest.fixture(scope="module")
 def run_store(tmp_path_factory: pytest.TempPathFactory, good: Path, suite) -> tuple[Path, str]:  # noqa: ANN001
     """A local store with one complete run, and two refs of runs whose ids share the prefix ``abcd``."""
-    from emberbench.manifest import load_manifest
-    from emberbench.store_runner import open_store
+    from emberbench.results.manifest import load_manifest
+    from emberbench.evaluation.store_runner import open_store
 
     folder = tmp_path_factory.mktemp("runstore")
     store = open_store(folder / "store")

@@ -16,13 +16,13 @@ import pytest
 from emberbench.errors import EmberError
 from emberbench.generate.build import generate_suite
 from emberbench.generate.recipe import load_recipe, recipe_from_dict, recipes_path
-from emberbench.manifest import build_manifest, manifest_from_dict
+from emberbench.results.manifest import build_manifest, manifest_from_dict
 from tests.helpers import make_scenario
 
 
 def _manifest_with(field: str, value: str) -> Callable[[], object]:
     def call() -> object:
-        from emberbench.suite import load_suite
+        from emberbench.sim.suite import load_suite
 
         data = build_manifest(load_suite(), [0]).to_dict()
         data[field] = value

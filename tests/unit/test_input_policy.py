@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from emberbench.canonical import parse_json_strict
+from emberbench.io.canonical import parse_json_strict
 from emberbench.errors import CanonicalFormError, InputFileError, ManifestError
-from emberbench.input_policy import (
+from emberbench.io.input_policy import (
     MAX_JSON_INT,
     InputKind,
     check_json_depth,
@@ -208,7 +208,7 @@ def test_leading_value_count_counts_the_first_value_only(values: list, cut: int,
     """Issue 22 (defect 3): the values of the array or object a text starts with are counted as
     check_json_shape counts a document's, whatever follows it; on a text cut anywhere inside it, the count
     is at most the whole value's and it is not closed. (Any chunk size gives the same answer.)"""
-    import emberbench.input_policy as input_policy
+    import emberbench.io.input_policy as input_policy
 
     first = json.dumps([values[0]]) if not isinstance(values[0], list | dict) else json.dumps(values[0])
     rest = "," + ",".join(json.dumps(v) for v in values[1:]) + "]"

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from emberbench.errors import ManifestError, ManifestTypeError
-from emberbench.manifest import (EvaluationManifest, ManifestEntry, build_manifest, check_manifest,
+from emberbench.results.manifest import (EvaluationManifest, ManifestEntry, build_manifest, check_manifest,
                                  load_manifest, manifest_from_dict, write_manifest)
 
 # The public suite under seeds (0, 1, 2). A change to any scenario, the suite
@@ -204,7 +204,7 @@ def test_a_wrong_key_is_refused_before_the_rest_is_parsed(tmp_path) -> None:  # 
 def test_streamed_canonical_bytes_equal_the_encoder_across_chunks(suite) -> None:  # noqa: ANN001
     """The streamed canonical form (used for the hash and the file) equals canonical_bytes(to_dict()),
     for a manifest longer than one chunk of entries."""
-    from emberbench.canonical import canonical_bytes
+    from emberbench.io.canonical import canonical_bytes
 
     m = build_manifest(suite, list(range(400)))  # 4800 entries: more than one chunk of 4096
     assert b"".join(m.canonical_chunks()) == canonical_bytes(m.to_dict()) == m.canonical_bytes()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from emberbench.errors import ManifestError
-from emberbench.manifest import (
+from emberbench.results.manifest import (
     MAX_SEED,
     build_manifest,
     check_manifest,

@@ -6,14 +6,14 @@ from fractions import Fraction
 
 import pytest
 
-from emberbench.episode import play_episode
+from emberbench.records.episode import play_episode
 from emberbench.errors import RecordAuthenticationError
-from emberbench.metrics import metric_fraction, metrics_from_dict
+from emberbench.records.metrics import metric_fraction, metrics_from_dict
 from tests.helpers import Script, make_scenario
 
 
 def values(metrics) -> dict[str, Fraction | None]:  # noqa: ANN001
-    from emberbench.metric_defs import METRIC_NAMES
+    from emberbench.records.metric_defs import METRIC_NAMES
 
     return {name: metric_fraction(metrics, name) for name in METRIC_NAMES}
 

@@ -12,11 +12,11 @@ import threading
 import pytest
 
 from emberbench.errors import OutputLockedError
-from emberbench.output_lock import OutputLock, lock_path_of
+from emberbench.evaluation.output_lock import OutputLock, lock_path_of
 from emberbench.policies import GreedyPolicy
-from emberbench.results import load_result
-from emberbench.runner import run_evaluation
-from emberbench.store_runner import open_store
+from emberbench.results.artifact import load_result
+from emberbench.evaluation.runner import run_evaluation
+from emberbench.evaluation.store_runner import open_store
 from tests.run_support import small_manifest
 
 
@@ -47,7 +47,7 @@ def test_stale_lock_of_a_dead_process_is_taken_over(tmp_path) -> None:  # noqa: 
 def test_a_live_holder_in_another_process_is_respected(tmp_path) -> None:  # noqa: ANN001
     """A lock held by another live process refuses, whatever pid its file records."""
     out = tmp_path / "r.json"
-    code = ("import sys, time; from emberbench.output_lock import OutputLock; "
+    code = ("import sys, time; from emberbench.evaluation.output_lock import OutputLock; "
             "lock = OutputLock(sys.argv[1]).acquire(); print('held', flush=True); time.sleep(30)")
     proc = subprocess.Popen([sys.executable, "-c", code, str(out)], stdout=subprocess.PIPE, text=True)
     try:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from emberbench.errors import PairingError
-from emberbench.manifest import EvaluationManifest, ManifestEntry, build_manifest
-from emberbench.pairing import load_pair, pair_results
-from emberbench.results import load_result
-from emberbench.runner import run_evaluation
+from emberbench.results.manifest import EvaluationManifest, ManifestEntry, build_manifest
+from emberbench.results.pairing import load_pair, pair_results
+from emberbench.results.artifact import load_result
+from emberbench.evaluation.runner import run_evaluation
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def _partial(manifest, suite, path, model, keep):  # noqa: ANN001
     """Write an artifact holding only the episodes in ``keep`` (by rewriting a full run)."""
     import json
 
-    from emberbench.canonical import canonical_bytes
+    from emberbench.io.canonical import canonical_bytes
 
     run_evaluation(manifest, suite, "greedy", model, path)
     data = json.loads(path.read_bytes())
@@ -61,7 +61,7 @@ def test_different_manifests_are_refused_before_replay(tmp_path, suite, manifest
     a_path, b_path = tmp_path / "a.json", tmp_path / "b.json"
     run_evaluation(manifest, suite, "stay", "A", a_path)
     run_evaluation(build_manifest(suite, [0]), suite, "stay", "B", b_path)
-    import emberbench.results as results
+    import emberbench.results.artifact as results
 
     def no_replay(*args, **kwargs):  # noqa: ANN002, ANN003
         raise AssertionError("replayed before the manifest comparison")

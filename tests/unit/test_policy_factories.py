@@ -8,10 +8,10 @@ import functools
 import pytest
 
 from emberbench.errors import PolicyError
-from emberbench.manifest import write_manifest
+from emberbench.results.manifest import write_manifest
 from emberbench.policies import GreedyPolicy
 from emberbench.policies.spec import FreshPolicies, is_stateless_function
-from emberbench.runner import run_evaluation
+from emberbench.evaluation.runner import run_evaluation
 from tests.run_support import invoke, small_manifest
 
 

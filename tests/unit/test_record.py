@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from emberbench.canonical import canonical_bytes
-from emberbench.episode import authenticate, authenticate_bytes, play_episode
+from emberbench.io.canonical import canonical_bytes
+from emberbench.records.episode import authenticate, authenticate_bytes, play_episode
 from emberbench.errors import RecordAuthenticationError
 from emberbench.policies import BUILTIN_POLICIES
-from emberbench.record import record_from_dict
-from emberbench.rng import SplitMix64
+from emberbench.records.record import record_from_dict
+from emberbench.sim.rng import SplitMix64
 
 
 def test_round_trip_every_baseline_every_scenario(suite) -> None:  # noqa: ANN001

@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from emberbench import record_puts
-from emberbench.record_puts import HelperPuts, ThreadPuts, record_putter
-from emberbench.runner import run_evaluation
+from emberbench.evaluation import record_puts
+from emberbench.evaluation.record_puts import HelperPuts, ThreadPuts, record_putter
+from emberbench.evaluation.runner import run_evaluation
 from emberbench.store import StoreIOError, key_of, open_store
 from tests.helpers import process_alive, wait_gone
 from tests.run_support import small_manifest
@@ -145,7 +145,7 @@ def test_helper_ends_when_its_run_is_killed(tmp_path, s3_locator) -> None:  # no
     script = tmp_path / "starter.py"
     script.write_text(
         "import sys, time\n"
-        "from emberbench.record_puts import HelperPuts\n"
+        "from emberbench.evaluation.record_puts import HelperPuts\n"
         "from emberbench.store import key_of, open_store\n"
         "store = open_store(sys.argv[1], create=True)\n"
         "putter = HelperPuts(store)\n"

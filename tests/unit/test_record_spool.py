@@ -8,11 +8,11 @@ import zlib
 
 import pytest
 
-import emberbench.store_runner as store_runner
-from emberbench.record_spool import SPOOL_MEMORY, RecordSpool
-from emberbench.runner import run_evaluation
+import emberbench.evaluation.store_runner as store_runner
+from emberbench.evaluation.record_spool import SPOOL_MEMORY, RecordSpool
+from emberbench.evaluation.runner import run_evaluation
 from emberbench.store import Store
-from emberbench.store_runner import open_store
+from emberbench.evaluation.store_runner import open_store
 from tests.run_support import small_manifest
 
 RECORDS = [b'{"a":1}', b"", b"x" * 5000]
@@ -88,7 +88,7 @@ def test_records_past_the_cap_are_not_spooled() -> None:
 
 def test_a_failing_spool_write_stops_spooling_without_failing(monkeypatch) -> None:
     """A temp folder that is full: add returns False from then on, and nothing reads as spooled."""
-    import emberbench.record_spool as record_spool
+    import emberbench.evaluation.record_spool as record_spool
 
     spool = RecordSpool(3, memory=0)
     assert spool.add(0, _digest(b"a"), b"a")
@@ -201,10 +201,10 @@ _MEASURE = """
 import sys
 from pathlib import Path
 
-from emberbench.manifest import build_manifest
-from emberbench.runner import run_evaluation
-from emberbench.store_runner import open_store
-from emberbench.suite import load_suite
+from emberbench.results.manifest import build_manifest
+from emberbench.evaluation.runner import run_evaluation
+from emberbench.evaluation.store_runner import open_store
+from emberbench.sim.suite import load_suite
 
 
 def wchar():

@@ -7,9 +7,9 @@ from collections import Counter
 import pytest
 from typer.testing import CliRunner
 
-import emberbench.episode as episode
+import emberbench.records.episode as episode
 from emberbench.cli.main import app
-from emberbench.runner import run_evaluation
+from emberbench.evaluation.runner import run_evaluation
 from tests.run_support import small_manifest
 
 SMALL = ["v1-pub-01-single-exit-sparse", "v1-pub-12-smouldering-two-exits"]
@@ -61,10 +61,10 @@ def test_resume_replays_the_artifact_at_the_output_once(results, replays, store,
     """Resuming onto a complete artifact verifies it as a stream: each of its records is replayed once."""
     import shutil
 
-    from emberbench.manifest import manifest_from_dict
-    from emberbench.result_stream import read_artifact_header
+    from emberbench.results.manifest import manifest_from_dict
+    from emberbench.results.stream import read_artifact_header
     from emberbench.store import open_store
-    from emberbench.suite import load_suite
+    from emberbench.sim.suite import load_suite
 
     out = tmp_path / "greedy.json"
     shutil.copyfile(results / "greedy.json", out)
@@ -78,9 +78,9 @@ def test_resume_replays_the_artifact_at_the_output_once(results, replays, store,
 
 def test_a_list_authenticator_is_called_on_bounded_batches(results, suite) -> None:  # noqa: ANN001
     """An authenticator of the list form sees each record once, in batches of at most the batch size."""
-    from emberbench.replay import AuthenticatorReplayer
-    from emberbench.result_stream import verify_artifact
-    from emberbench.results import authenticate_all
+    from emberbench.records.replay import AuthenticatorReplayer
+    from emberbench.results.stream import verify_artifact
+    from emberbench.results.artifact import authenticate_all
 
     sizes: list[int] = []
 

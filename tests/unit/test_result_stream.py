@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import emberbench.result_text as result_text
-from emberbench.canonical import canonical_bytes, sha256_hex
+import emberbench.results.text as result_text
+from emberbench.io.canonical import canonical_bytes, sha256_hex
 from emberbench.errors import CanonicalFormError, ResultError
-from emberbench.result_stream import read_episode, read_header, verify_artifact
-from emberbench.runner import run_evaluation
+from emberbench.results.stream import read_episode, read_header, verify_artifact
+from emberbench.evaluation.runner import run_evaluation
 from tests.run_support import small_manifest
 from tests.unit.loader_reference import reference_load, reference_verdict
 
@@ -316,7 +316,7 @@ def test_header_of_a_broken_file_gets_the_full_verdict(cases) -> None:  # noqa: 
 
 def test_read_episode_replays_only_that_episode(artifact, suite, tmp_path, monkeypatch) -> None:  # noqa: ANN001
     """read_episode checks the whole file but replays one record, and returns it authenticated."""
-    import emberbench.episode as episode
+    import emberbench.records.episode as episode
 
     raw, data = artifact
     path = tmp_path / "a.json"
@@ -353,7 +353,7 @@ def test_a_stream_that_cannot_seek_is_spooled(artifact, suite) -> None:  # noqa:
 
 def test_a_header_that_changes_under_the_reader_is_refused(artifact, suite, tmp_path, monkeypatch) -> None:  # noqa: ANN001
     """If the header met at the end differs from the one read first, the artifact is refused, not trusted."""
-    import emberbench.result_stream as stream
+    import emberbench.results.stream as stream
 
     raw, data = artifact
     path = tmp_path / "a.json"
@@ -371,7 +371,7 @@ def test_a_header_that_changes_under_the_reader_is_refused(artifact, suite, tmp_
 
 def test_artifact_stream_yields_verified_episodes_and_raises_at_the_first_failure(artifact, cases, suite, tmp_path) -> None:  # noqa: ANN001
     """Pulling episodes: the header at once, every episode once, `verified` only after the end."""
-    from emberbench.result_stream import ArtifactStream, read_first_episode
+    from emberbench.results.stream import ArtifactStream, read_first_episode
 
     raw, _ = artifact
     path = tmp_path / "a.json"
@@ -447,7 +447,7 @@ def test_the_value_cap_counts_only_the_value_not_the_text_read_after_it(artifact
     """Every episode is counted against a cap equal to the largest episode's count: the artifact verifies,
     although the text read past each episode holds many more values; one value less and the largest episode is
     refused, naming its position."""
-    from emberbench.input_policy import leading_value_count
+    from emberbench.io.input_policy import leading_value_count
 
     raw, data = artifact
     path = tmp_path / "a.json"

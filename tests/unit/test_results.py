@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from emberbench.canonical import canonical_bytes, sha256_hex
+from emberbench.io.canonical import canonical_bytes, sha256_hex
 from emberbench.errors import EvaluationError, ResultError
-from emberbench.manifest import EvaluationManifest, ManifestEntry, build_manifest
-from emberbench.results import load_result
-from emberbench.runner import run_evaluation
+from emberbench.results.manifest import EvaluationManifest, ManifestEntry, build_manifest
+from emberbench.results.artifact import load_result
+from emberbench.evaluation.runner import run_evaluation
 
 SMALL = ["v1-pub-01-single-exit-sparse", "v1-pub-12-smouldering-two-exits"]
 

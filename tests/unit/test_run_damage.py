@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from emberbench.audit import DAMAGED, OK, audit_store
+from emberbench.runs.audit import DAMAGED, OK, audit_store
 from emberbench.errors import RunIntegrityError
-from emberbench.manifest import write_manifest
-from emberbench.run_info import read_run_info
-from emberbench.runner import run_evaluation
+from emberbench.results.manifest import write_manifest
+from emberbench.evaluation.run_info import read_run_info
+from emberbench.evaluation.runner import run_evaluation
 from emberbench.store.journal import ENTRY, FINISH, HEADER, encode_entry
-from emberbench.store_runner import open_store
+from emberbench.evaluation.store_runner import open_store
 from tests.run_support import invoke, small_manifest
 
 
@@ -126,7 +126,7 @@ def test_a_finished_journal_missing_an_episode_is_an_integrity_error_fsck_repair
     assert verdict.state == DAMAGED and "episode 2 is missing" in verdict.message
     check = invoke("store", "fsck", "--store", locator)
     assert check.exit_code == 1 and "episode 2 is missing" in check.output
-    from emberbench.run_damage import store_damage
+    from emberbench.evaluation.run_damage import store_damage
 
     assert [d.subject for d in store_damage(store)] == [f"journal {name}"]
     repair = invoke("store", "fsck", "--store", locator, "--repair")

@@ -8,9 +8,9 @@ import os
 import pytest
 
 from emberbench.errors import RunInfoError
-from emberbench.run_info import JournalHeader, RunInfo, node_counts, read_run_info, run_info_ref, write_run_info
-from emberbench.runner import run_evaluation
-from emberbench.store_runner import open_store
+from emberbench.evaluation.run_info import JournalHeader, RunInfo, node_counts, read_run_info, run_info_ref, write_run_info
+from emberbench.evaluation.runner import run_evaluation
+from emberbench.evaluation.store_runner import open_store
 from tests.conftest import ROOT
 from tests.run_support import small_manifest
 
@@ -160,7 +160,7 @@ def test_write_run_info_is_the_one_writer(tmp_path) -> None:  # noqa: ANN001
 
 def test_what_a_run_stores_meets_the_schemas(tmp_path, suite) -> None:  # noqa: ANN001
     """The run-info and the journal header a real run stores, and a live lock file, meet their JSON Schemas."""
-    from emberbench.output_lock import OutputLock, lock_path_of
+    from emberbench.evaluation.output_lock import OutputLock, lock_path_of
     from tests.schema_check import schema_errors
 
     store = open_store(tmp_path / "s")
@@ -178,7 +178,7 @@ def test_what_a_run_stores_meets_the_schemas(tmp_path, suite) -> None:  # noqa: 
 
 def test_a_recorded_verification_survives_the_runs_own_updates(tmp_path) -> None:  # noqa: ANN001
     """record_verification changes only the verdict; a later progress update keeps it (compare-and-swap)."""
-    from emberbench.run_info import Verification, record_verification
+    from emberbench.evaluation.run_info import Verification, record_verification
 
     store = open_store(tmp_path / "s")
     info = RunInfo.from_dict({**golden(), "verification": None, "state": "running", "ended": None})
@@ -195,8 +195,8 @@ def test_a_recorded_verification_survives_the_runs_own_updates(tmp_path) -> None
 def test_a_run_records_where_its_episodes_were_played(tmp_path, suite) -> None:  # noqa: ANN001
     """The run-info and the summary count the episodes played per machine; an invocation that plays nothing
     keeps the nodes of the latest one that did; one that plays some records only its own."""
-    from emberbench.run_info import this_host
-    from emberbench.runner import EpisodeOutcome, InProcessExecutor
+    from emberbench.evaluation.run_info import this_host
+    from emberbench.evaluation.runner import EpisodeOutcome, InProcessExecutor
 
     store = open_store(tmp_path / "s")
     manifest = small_manifest(suite)

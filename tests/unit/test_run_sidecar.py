@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from emberbench.errors import ResumeError, RunInfoError
-from emberbench.manifest import write_manifest
-from emberbench.run_sidecar import RunSidecar, read_sidecar, sidecar_path_of
-from emberbench.runner import check_before_start, run_evaluation
-from emberbench.store_runner import open_store
+from emberbench.results.manifest import write_manifest
+from emberbench.evaluation.run_sidecar import RunSidecar, read_sidecar, sidecar_path_of
+from emberbench.evaluation.runner import check_before_start, run_evaluation
+from emberbench.evaluation.store_runner import open_store
 from tests.conftest import ROOT
 from tests.run_support import invoke, small_manifest
 
@@ -82,7 +82,7 @@ def test_sidecar_validation(change, message) -> None:  # noqa: ANN001
 
 def test_a_run_writes_its_sidecar_before_its_artifact(tmp_path, suite, monkeypatch) -> None:  # noqa: ANN001
     """A new output gets its sidecar first (so no artifact of this version is ever without one), then the artifact."""
-    import emberbench.atomic as atomic
+    import emberbench.io.atomic as atomic
 
     order: list[str] = []
     real = atomic.atomic_write_bytes
@@ -92,8 +92,8 @@ def test_a_run_writes_its_sidecar_before_its_artifact(tmp_path, suite, monkeypat
         return real(path, data)
 
     monkeypatch.setattr(atomic, "atomic_write_bytes", recording)
-    monkeypatch.setattr("emberbench.run_sidecar.atomic_write_bytes", recording)
-    monkeypatch.setattr("emberbench.runner.atomic_write_bytes", recording)
+    monkeypatch.setattr("emberbench.evaluation.run_sidecar.atomic_write_bytes", recording)
+    monkeypatch.setattr("emberbench.evaluation.runner.atomic_write_bytes", recording)
     manifest = small_manifest(suite)
     run_evaluation(manifest, suite, "greedy", "m", tmp_path / "r.json")
     assert order[:2] == ["r.json.run", "r.json"] and order.count("r.json.run") == 1

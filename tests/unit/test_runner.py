@@ -7,11 +7,11 @@ import json
 import pytest
 
 from emberbench.errors import ResultError, ResumeError
-from emberbench.manifest import build_manifest
-from emberbench.observation import OBSERVATION_TYPES, Observation
+from emberbench.results.manifest import build_manifest
+from emberbench.sim.observation import OBSERVATION_TYPES, Observation
 from emberbench.policies import GreedyPolicy
-from emberbench.results import load_result
-from emberbench.runner import run_evaluation
+from emberbench.results.artifact import load_result
+from emberbench.evaluation.runner import run_evaluation
 
 SMALL = ["v1-pub-01-single-exit-sparse", "v1-pub-10-route-invalidation"]
 
@@ -19,7 +19,7 @@ SMALL = ["v1-pub-01-single-exit-sparse", "v1-pub-10-route-invalidation"]
 @pytest.fixture(scope="module")
 def small_manifest(suite):  # noqa: ANN001
     """The public suite's first two small scenarios under seeds 3 and 11 (a hand-built subset)."""
-    from emberbench.manifest import EvaluationManifest, ManifestEntry
+    from emberbench.results.manifest import EvaluationManifest, ManifestEntry
 
     full = build_manifest(suite, [3, 11])
     chosen = [e for e in full.episodes if e.scenario_id in SMALL]
@@ -66,7 +66,7 @@ def leaked_renderings(observation: Observation, seed: int) -> list[str]:
 @pytest.mark.parametrize("rendering", sorted(seed_renderings(SEEDS_64[0]), key=repr))
 def test_leak_detector_catches_every_rendering(rendering) -> None:  # noqa: ANN001
     """Issue 11 defect 8: the privacy check finds the seed in any rendering, inside any string."""
-    from emberbench.observation import ExitView
+    from emberbench.sim.observation import ExitView
 
     obs = Observation(step=0, max_steps=1, height=1, width=1, grid=("E",), exits=(ExitView("x", 0, 0),), people=())
     text = rendering.decode("latin-1")
@@ -78,7 +78,7 @@ def test_leak_detector_catches_every_rendering(rendering) -> None:  # noqa: ANN0
 
 def test_policy_receives_only_observations(tmp_path, suite) -> None:  # noqa: ANN001
     """Issue 11 defect 8: the factory gets (); each call gets one Observation; no 64-bit seed in any form."""
-    from emberbench.manifest import EvaluationManifest, ManifestEntry
+    from emberbench.results.manifest import EvaluationManifest, ManifestEntry
 
     entries = []
     for sid in SMALL:
@@ -130,7 +130,7 @@ def test_factory_returning_an_earlier_policy_is_refused(tmp_path, suite, small_m
 
 def test_large_seed_does_not_leak_into_observations(tmp_path, suite) -> None:  # noqa: ANN001
     """With a large 64-bit seed, neither its decimal nor its hex form occurs in any observation."""
-    from emberbench.manifest import EvaluationManifest, ManifestEntry
+    from emberbench.results.manifest import EvaluationManifest, ManifestEntry
 
     seed = 0xDEADBEEF12345678
     sc = suite.scenario(SMALL[1])
@@ -265,7 +265,7 @@ def test_progress_reports_each_episode(tmp_path, suite, small_manifest) -> None:
 
 def test_store_run_refuses_the_same_outputs(tmp_path, suite, small_manifest) -> None:  # noqa: ANN001
     """With a store too: an existing artifact is not overwritten without resume, nor written to a missing folder."""
-    from emberbench.store_runner import open_store
+    from emberbench.evaluation.store_runner import open_store
 
     store = open_store(tmp_path / "store")
     out = tmp_path / "r.json"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from emberbench.errors import OutputPathError
-from emberbench.manifest import build_manifest
-from emberbench.runner import run_evaluation
-from emberbench.store_runner import open_store
+from emberbench.results.manifest import build_manifest
+from emberbench.evaluation.runner import run_evaluation
+from emberbench.evaluation.store_runner import open_store
 
 
 def _null_device(path: Path) -> None:

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from emberbench.errors import ScenarioError
-from emberbench.scenario import load_scenario, scenario_from_dict
+from emberbench.sim.scenario import load_scenario, scenario_from_dict
 
 BASE = {
     "scenario_format": "1.0",
@@ -123,7 +123,7 @@ def test_pickled_scenario_leaves_its_memoised_values_behind(suite) -> None:  # n
     """A pickled scenario (a Ray task's argument) is the same scenario, without the compiled grid it had cached."""
     import pickle
 
-    from emberbench.grid import compile_grid
+    from emberbench.sim.grid import compile_grid
 
     scenario = suite.scenarios[0]
     compile_grid(scenario)

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from emberbench.errors import ScenarioError
-from emberbench.scenario import scenario_from_dict
-from emberbench.scenario_rules import scenario_problems
+from emberbench.sim.scenario import scenario_from_dict
+from emberbench.sim.scenario_rules import scenario_problems
 from tests.conftest import ROOT
 from tests.unit.scenario_mutations import BASE, mutations
 

@@ -57,13 +57,13 @@ def _drop(path: str) -> Callable[[dict[str, Any]], None]:
 
 
 def _read_scenario(doc: Any, suite: Any, tmp: Path) -> None:
-    from emberbench.scenario import scenario_from_dict
+    from emberbench.sim.scenario import scenario_from_dict
 
     scenario_from_dict(doc)
 
 
 def _read_suite(doc: Any, suite: Any, tmp: Path) -> None:
-    from emberbench.suite import load_suite
+    from emberbench.sim.suite import load_suite
 
     folder = tmp / "suite"
     shutil.copytree(SUITE, folder)
@@ -72,25 +72,25 @@ def _read_suite(doc: Any, suite: Any, tmp: Path) -> None:
 
 
 def _read_manifest(doc: Any, suite: Any, tmp: Path) -> None:
-    from emberbench.manifest import manifest_from_dict
+    from emberbench.results.manifest import manifest_from_dict
 
     manifest_from_dict(doc)
 
 
 def _read_record(doc: Any, suite: Any, tmp: Path) -> None:
-    from emberbench.episode import authenticate
+    from emberbench.records.episode import authenticate
 
     authenticate(doc, suite)
 
 
 def _read_metrics(doc: Any, suite: Any, tmp: Path) -> None:
-    from emberbench.metrics import metrics_from_dict
+    from emberbench.records.metrics import metrics_from_dict
 
     metrics_from_dict(doc)
 
 
 def _read_result(doc: Any, suite: Any, tmp: Path) -> None:
-    from emberbench.results import result_from_dict
+    from emberbench.results.artifact import result_from_dict
 
     result_from_dict(doc, suite)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from jsonschema.validators import Draft202012Validator
 
-import emberbench.versions
+import emberbench.io.versions
 from emberbench.schemas import (
     BASE_URI,
     detect_format,
@@ -29,7 +29,7 @@ SUITE = ROOT / "emberbench" / "suites" / "emberbench-v1-public"
 EXAMPLE = ROOT / "docs" / "examples" / "task-grouped-rates"
 
 NOT_FORMAT_VERSIONS = {"SUITE_VERSION": "the release number of the public suite, carried as data"}
-"""Constants of emberbench/versions.py that are not the version of a saved format."""
+"""Constants of emberbench/io/versions.py that are not the version of a saved format."""
 
 
 def _constant(reference: str) -> object:
@@ -73,12 +73,12 @@ def test_schema_versions_equal_the_code_constants() -> None:
 
 
 def test_every_format_version_constant_has_a_schema() -> None:
-    """A new format version constant in emberbench/versions.py fails here until a schema pins it."""
+    """A new format version constant in emberbench/io/versions.py fails here until a schema pins it."""
     referenced = {ref for entry in format_schemas() for _, ref in entry.versions}
-    for name in emberbench.versions.__all__:
+    for name in emberbench.io.versions.__all__:
         if name in NOT_FORMAT_VERSIONS:
             continue
-        assert f"emberbench.versions:{name}" in referenced, f"no schema pins {name} (add one to emberbench/schemas/)"
+        assert f"emberbench.io.versions:{name}" in referenced, f"no schema pins {name} (add one to emberbench/schemas/)"
 
 
 def test_schema_const_follows_local_references_and_refuses_unpinned_fields() -> None:
@@ -89,18 +89,18 @@ def test_schema_const_follows_local_references_and_refuses_unpinned_fields() -> 
 
 
 KEY_SETS = [
-    ("scenario", "", "emberbench.scenario:SCENARIO_KEYS"),
-    ("record", "", "emberbench.record:RECORD_KEYS"),
-    ("record", "/properties/header", "emberbench.record:HEADER_KEYS"),
-    ("record", "/properties/outcome", "emberbench.record:OUTCOME_KEYS"),
-    ("manifest", "", "emberbench.manifest:MANIFEST_KEYS"),
-    ("result", "", "emberbench.results:RESULT_KEYS"),
-    ("result", "/properties/episodes/items", "emberbench.results:EPISODE_KEYS"),
-    ("metrics", "/properties/counts", "emberbench.metrics:COUNT_KEYS"),
+    ("scenario", "", "emberbench.sim.scenario:SCENARIO_KEYS"),
+    ("record", "", "emberbench.records.record:RECORD_KEYS"),
+    ("record", "/properties/header", "emberbench.records.record:HEADER_KEYS"),
+    ("record", "/properties/outcome", "emberbench.records.record:OUTCOME_KEYS"),
+    ("manifest", "", "emberbench.results.manifest:MANIFEST_KEYS"),
+    ("result", "", "emberbench.results.header:RESULT_KEYS"),
+    ("result", "/properties/episodes/items", "emberbench.results.header:EPISODE_KEYS"),
+    ("metrics", "/properties/counts", "emberbench.records.metrics:COUNT_KEYS"),
     ("grouped-rates-input", "", "emberbench.grouped_rates.inputs:_TOP_KEYS"),
-    ("run-info", "", "emberbench.run_info:INFO_KEYS"),
-    ("run-header", "", "emberbench.run_info:HEADER_KEYS"),
-    ("run-sidecar", "", "emberbench.run_sidecar:SIDECAR_KEYS"),
+    ("run-info", "", "emberbench.evaluation.run_info:INFO_KEYS"),
+    ("run-header", "", "emberbench.evaluation.run_info:HEADER_KEYS"),
+    ("run-sidecar", "", "emberbench.evaluation.run_sidecar:SIDECAR_KEYS"),
 ]
 
 
@@ -115,8 +115,8 @@ def test_required_keys_are_the_readers_keys(name, where, reference) -> None:  # 
 
 
 def test_metric_names_and_groups_match_the_metric_table() -> None:
-    """The metric enum and the metrics object's groups follow emberbench.metric_defs."""
-    from emberbench.metric_defs import METRICS
+    """The metric enum and the metrics object's groups follow emberbench.records.metric_defs."""
+    from emberbench.records.metric_defs import METRICS
 
     assert load_schema("common.schema.json")["$defs"]["metric_name"]["enum"] == [m.name for m in METRICS]
     properties = format_schema("metrics").schema()["properties"]
@@ -219,11 +219,11 @@ def test_viewer_pages_and_report_file_lists_validate(suite, tmp_path: Path) -> N
 
 def test_write_check_reports_an_invalid_written_document(tmp_path: Path) -> None:
     """The session's write check flags a recognized document that breaks its schema, and passes a valid one."""
-    import emberbench.atomic
-    import emberbench.manifest
+    import emberbench.io.atomic
+    import emberbench.results.manifest
 
-    original = emberbench.atomic.atomic_write_bytes.__wrapped__
-    assert emberbench.manifest.atomic_write_bytes is emberbench.atomic.atomic_write_bytes  # the wrapper is bound
+    original = emberbench.io.atomic.atomic_write_bytes.__wrapped__
+    assert emberbench.results.manifest.atomic_write_bytes is emberbench.io.atomic.atomic_write_bytes  # the wrapper is bound
     check = WriteCheck()
     write = check.wrap(original)
     good = (GOLDEN / "manifest-1.0.json").read_bytes()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from emberbench.episode import play_episode
-from emberbench.simulator import Simulation
+from emberbench.records.episode import play_episode
+from emberbench.sim.simulator import Simulation
 from tests.helpers import Script, make_scenario
 
 
@@ -15,7 +15,7 @@ def positions(sim: Simulation) -> dict[str, tuple[int, int]]:
 
 
 def step(sim: Simulation, moves: dict[str, str]) -> None:
-    from emberbench.actions import encode_action
+    from emberbench.sim.actions import encode_action
 
     sim.step(np.asarray(encode_action(moves, sim.inside_ids(), sim.t), dtype=np.int64))
 

@@ -7,10 +7,10 @@ import dataclasses
 import pytest
 
 from emberbench.errors import EvaluationError, PairingError, StatisticsInputError
-from emberbench.manifest import EvaluationManifest, ManifestEntry, build_manifest
-from emberbench.metrics import EpisodeMetrics
-from emberbench.results import load_result
-from emberbench.runner import run_evaluation
+from emberbench.results.manifest import EvaluationManifest, ManifestEntry, build_manifest
+from emberbench.records.metrics import EpisodeMetrics
+from emberbench.results.artifact import load_result
+from emberbench.evaluation.runner import run_evaluation
 from emberbench.statistics import aggregate_statistics, paired_statistics
 
 IDS = ["v1-pub-01-single-exit-sparse", "v1-pub-10-route-invalidation"]
@@ -121,7 +121,7 @@ def test_verified_statistics_are_deterministic_and_accept_good_input(results, su
 
 def test_model_id_reaches_the_bootstrap_seed_through_the_result_digest(results, suite, tmp_path) -> None:  # noqa: ANN001
     """Two results that differ only in model id have different digests, hence different bootstrap seeds."""
-    from emberbench.canonical import canonical_bytes
+    from emberbench.io.canonical import canonical_bytes
 
     original = results["greedy"]
     data = original.to_dict()

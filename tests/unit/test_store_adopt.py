@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from emberbench.errors import ResultError
-from emberbench.replay import InProcessReplayer
-from emberbench.runner import InProcessExecutor, run_evaluation
-from emberbench.store_runner import open_store
+from emberbench.records.replay import InProcessReplayer
+from emberbench.evaluation.runner import InProcessExecutor, run_evaluation
+from emberbench.evaluation.store_runner import open_store
 from tests.run_support import small_manifest
 
 

@@ -6,11 +6,11 @@ import pytest
 
 from emberbench.errors import OutputLockedError, StoreUsageError
 from emberbench.policies import GreedyPolicy, StayPolicy
-from emberbench.runner import run_evaluation
+from emberbench.evaluation.runner import run_evaluation
 from emberbench.store import fsck, gc
-from emberbench.catalog import resolve_run
-from emberbench.store_repair import remove_run, repair_store
-from emberbench.store_runner import open_store
+from emberbench.runs.catalog import resolve_run
+from emberbench.runs.repair import remove_run, repair_store
+from emberbench.evaluation.store_runner import open_store
 from tests.run_support import flip_byte, invoke, small_manifest
 
 CHANGING = {"stay": False}

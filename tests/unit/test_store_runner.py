@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from emberbench.errors import EmberError, ResultError, ResumeError, RunIntegrityError
-from emberbench.runner import run_evaluation
+from emberbench.evaluation.runner import run_evaluation
 from emberbench.store import Store, fsck, gc
-from emberbench.store_runner import open_store
+from emberbench.evaluation.store_runner import open_store
 from tests.run_support import flip_byte, object_file, small_manifest, tamper_metric
 
 
@@ -140,7 +140,7 @@ def test_quarantined_result_object_is_rebuilt_by_rerunning(tmp_path, suite, mani
 
 def _bytes_written(monkeypatch) -> list[int]:  # noqa: ANN001
     """Count the bytes every atomic artifact write hands to the file."""
-    import emberbench.store_runner as store_runner
+    import emberbench.evaluation.store_runner as store_runner
 
     written: list[int] = []
     real = store_runner.atomic_write_bytes
@@ -213,9 +213,9 @@ def test_an_unreachable_store_stops_the_run_with_one_line_naming_it_and_the_reru
     from typer.testing import CliRunner
 
     import emberbench.store.s3_journal as s3_journal
-    import emberbench.store_runner as store_runner
+    import emberbench.evaluation.store_runner as store_runner
     from emberbench.cli.main import app
-    from emberbench.manifest import write_manifest
+    from emberbench.results.manifest import write_manifest
     from emberbench.store.s3_client import io_error
 
     write_manifest(manifest, tmp_path / "m.json")

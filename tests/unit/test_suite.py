@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from emberbench.errors import SuiteError
-from emberbench.suite import load_suite, public_suite_path
+from emberbench.sim.suite import load_suite, public_suite_path
 
 
 def test_public_suite_shape(suite) -> None:  # noqa: ANN001

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from emberbench.cli.main import app
-from emberbench.suite import load_suite
+from emberbench.sim.suite import load_suite
 
 runner = CliRunner()
 SECRET = "12345678901234567890"

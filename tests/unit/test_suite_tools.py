@@ -10,8 +10,8 @@ import pytest
 
 from emberbench.errors import SuiteError
 from emberbench.generate.writer import json_file_bytes
-from emberbench.scenario import load_scenario
-from emberbench.suite import (
+from emberbench.sim.scenario import load_scenario
+from emberbench.sim.suite import (
     GENERATED_SUITE_ID,
     PUBLIC_SUITE_ID,
     check_suite_manifest,
@@ -19,7 +19,7 @@ from emberbench.suite import (
     public_suite_path,
     suite_folder,
 )
-from emberbench.suite_tools import diff_suites, locate_scenario, validate_suite_folder
+from emberbench.generate.suite_tools import diff_suites, locate_scenario, validate_suite_folder
 from tests.unit.suite_mutations import CASES, broken_suite
 
 

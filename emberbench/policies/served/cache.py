@@ -32,10 +32,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ...canonical import canonical_bytes, is_sha256_hex
+from ...io.canonical import canonical_bytes, is_sha256_hex
 from ...errors import CanonicalFormError, ModelCacheError
-from ...input_policy import parse_json
-from ...versions import MODEL_CACHE_VERSION
+from ...io.input_policy import parse_json
+from ...io.versions import MODEL_CACHE_VERSION
 from .reply import MAX_BODY_BYTES
 from .request import ChatRequest
 
@@ -91,7 +91,7 @@ def read_entry(data: bytes, *, where: str) -> dict[str, Any]:
 
 
 def _digest_of(request: Any) -> str:
-    from ...canonical import sha256_hex
+    from ...io.canonical import sha256_hex
 
     try:
         return sha256_hex(canonical_bytes(request))

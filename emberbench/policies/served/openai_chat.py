@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ModelCacheError, ModelError, PolicyError
-from ...observation import Observation
+from ...sim.observation import Observation
 from .cache import ResponseCache
 from .limits import RequestGate, gate_for
 from .prompt import PARAMETERS, PROMPT_VERSION, render_messages

@@ -3,7 +3,7 @@
 The prompt is the whole of what the model learns, so it is built from the
 observation alone (docs/v1-fairness-spec.md): the system message is a
 constant of this module, and the user message is exactly
-:meth:`~emberbench.observation.Observation.to_json`. Nothing of the seed,
+:meth:`~emberbench.sim.observation.Observation.to_json`. Nothing of the seed,
 the scenario file, the manifest, the simulator or the run reaches it. Each
 step is one self-contained request (no conversation history), so the same
 observation always makes the same request, which is what lets the response
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...observation import Observation
+from ...sim.observation import Observation
 
 PROMPT_VERSION = "1"
 """The version of :data:`INSTRUCTIONS`, the rendering and :data:`PARAMETERS` (docs/served-models.md)."""

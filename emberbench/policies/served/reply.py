@@ -14,9 +14,9 @@ Two layers, two kinds of failure:
   docs/model-interface.md: :class:`~emberbench.errors.InvalidActionError`,
   naming the step, which ends the episode and stops the run like any invalid
   action. The object itself is then validated by
-  :func:`emberbench.actions.encode_action`, exactly as for every policy.
+  :func:`emberbench.sim.actions.encode_action`, exactly as for every policy.
 
-Both parse strictly under the input policy (:mod:`emberbench.input_policy`):
+Both parse strictly under the input policy (:mod:`emberbench.io.input_policy`):
 no duplicate keys, no NaN, capped size and depth.
 """
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import CanonicalFormError, InvalidActionError
-from ...input_policy import AGENT_REPLY, parse_json
+from ...io.input_policy import AGENT_REPLY, parse_json
 
 MAX_BODY_BYTES = 8 * 1024 * 1024
 """The largest response body read from a server (a reply holds at most AGENT_REPLY's 4 MiB of text)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ...canonical import canonical_bytes, sha256_hex
+from ...io.canonical import canonical_bytes, sha256_hex
 
 
 @dataclass(frozen=True, slots=True)

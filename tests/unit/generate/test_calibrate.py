@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from emberbench.canonical import canonical_bytes
+from emberbench.io.canonical import canonical_bytes
 from emberbench.errors import CalibrationError, GenerationError
 from emberbench.generate import TierFilter, calibrate_suite, family_rates, generate_suite, load_calibration
 from emberbench.generate import generate_scenario, load_recipe, write_calibration, write_suite
 from emberbench.generate.calibrate import POLICIES, calibrate_scenario, tier_of
-from emberbench.suite import load_suite
+from emberbench.sim.suite import load_suite
 from tests.conftest import ROOT
 
 GOLDEN = ROOT / "tests" / "golden" / "calibration-1.0.json"

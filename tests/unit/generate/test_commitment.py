@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from emberbench.canonical import digest
+from emberbench.io.canonical import digest
 from emberbench.errors import CommitmentError, GenerationError, SuiteError
 from emberbench.generate import check_commitment, load_commitment, load_reveal, make_commitment, make_reveal
 from emberbench.generate import read_secret_seed
 from emberbench.generate.commands import generate_into
 from emberbench.generate.writer import json_file_bytes
-from emberbench.suite import load_suite, public_suite_path
+from emberbench.sim.suite import load_suite, public_suite_path
 
 SECRET = 16_045_690_984_503_098_046
 
@@ -158,7 +158,7 @@ GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 
 def test_golden_commitment_and_reveal_of_the_generated_suite() -> None:
     """The golden commitment is the generated suite's commitment, and the golden reveal proves it."""
-    from emberbench.suite import GENERATED_SUITE_ID, shipped_suite_path
+    from emberbench.sim.suite import GENERATED_SUITE_ID, shipped_suite_path
 
     folder = shipped_suite_path(GENERATED_SUITE_ID)
     suite = load_suite(GENERATED_SUITE_ID)

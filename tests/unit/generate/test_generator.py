@@ -20,7 +20,7 @@ from emberbench.generate.features import (
     LARGE_SIDE,
 )
 from emberbench.generate.generator import MAX_ATTEMPTS, _draw
-from emberbench.scenario_rules import open_cells
+from emberbench.sim.scenario_rules import open_cells
 from tests.unit.generate.test_recipe import SMALL, changed
 
 

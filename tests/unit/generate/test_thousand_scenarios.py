@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from emberbench.generate import generate_scenario, load_recipe
-from emberbench.scenario_rules import scenario_problems
+from emberbench.sim.scenario_rules import scenario_problems
 
 COUNT = 1000
 

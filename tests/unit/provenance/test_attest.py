@@ -10,17 +10,17 @@ from typing import Any
 
 import pytest
 
-from emberbench.canonical import canonical_bytes
-from emberbench.catalog_verify import verify_run
+from emberbench.io.canonical import canonical_bytes
+from emberbench.runs.verify import verify_run
 from emberbench.errors import AttestationError, StoreUsageError
 from emberbench.provenance import attest_run, attestation_ref, check_run_attestation, verify_attestation
 from emberbench.provenance.attest import sign_statement
 from emberbench.provenance.dsse import Envelope, Signature, sign_envelope
 from emberbench.provenance.statement import parse_statement
-from emberbench.run_info import read_run_info, run_info_ref
-from emberbench.runner import run_evaluation
+from emberbench.evaluation.run_info import read_run_info, run_info_ref
+from emberbench.evaluation.runner import run_evaluation
 from emberbench.store import journal_name
-from emberbench.store_runner import open_store
+from emberbench.evaluation.store_runner import open_store
 from tests.run_support import SMALL_IDS, small_manifest
 from tests.unit.provenance.support import fixed_key, keyring_of, overwrite_object, stored_frame, trusted
 
@@ -296,7 +296,7 @@ def test_gc_keeps_the_attestation_and_collects_a_replaced_one(signed: SignedRun)
 def test_an_attestation_over_a_version_1_0_run_info_still_verifies_once_rewritten_as_1_1() -> None:
     """The golden attestation signs a version 1.0 run-info; the run-info read back and written as 1.1
     (``nodes`` null, or counts a later format adds) still matches every field it signed."""
-    from emberbench.run_info import RunInfo
+    from emberbench.evaluation.run_info import RunInfo
     from tests.unit.provenance.support import GOLDEN, GOLDEN_AT
 
     data = (GOLDEN / "attestation-envelope-1.0.json").read_bytes()

@@ -10,7 +10,7 @@ import pytest
 from emberbench.errors import AttestationError
 from emberbench.provenance.attest import sign_statement, verify_envelope
 from emberbench.provenance.dsse import MAX_ENVELOPE_BYTES, Envelope, b64decode, pae, sign_envelope, signature_verifies
-from emberbench.versions import ATTESTATION_PAYLOAD_TYPE
+from emberbench.io.versions import ATTESTATION_PAYLOAD_TYPE
 from tests.unit.provenance.support import GOLDEN, GOLDEN_AT, fixed_key, golden_statement, keyring_of, trusted
 
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from emberbench.manifest import write_manifest
+from emberbench.results.manifest import write_manifest
 from emberbench.provenance import attestation_ref
-from emberbench.run_info import read_run_info, run_info_ref
+from emberbench.evaluation.run_info import read_run_info, run_info_ref
 from emberbench.store import journal_name
-from emberbench.store_runner import open_store
+from emberbench.evaluation.store_runner import open_store
 from tests.run_support import SMALL_IDS, error_line, invoke, small_manifest
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from emberbench.canonical import canonical_bytes
+from emberbench.io.canonical import canonical_bytes
 from emberbench.errors import AttestationError
 from emberbench.provenance.statement import parse_statement, redact_command
 from tests.unit.provenance.support import GOLDEN, golden_statement

@@ -11,14 +11,14 @@ import time
 import pytest
 
 from emberbench.errors import InvalidActionError, ModelError
-from emberbench.manifest import EvaluationManifest, ManifestEntry
+from emberbench.results.manifest import EvaluationManifest, ManifestEntry
 from emberbench.policies.context import PolicyContext
 from emberbench.policies.served.limits import RateLimiter, RequestGate
 from emberbench.policies.served.openai_chat import OpenAIChatFactory, ServerSettings
 from emberbench.policies.served.prompt import INSTRUCTIONS
 from emberbench.policies.spec import closing, resolve_policy
-from emberbench.results import load_result
-from emberbench.runner import run_evaluation
+from emberbench.results.artifact import load_result
+from emberbench.evaluation.runner import run_evaluation
 from tests.unit.test_runner import SEEDS_64, SMALL, seed_renderings
 
 SCENARIO = "v1-pub-01-single-exit-sparse"
@@ -50,7 +50,7 @@ def manifest_of(suite, scenarios, seeds) -> EvaluationManifest:  # noqa: ANN001
 
 def play(suite, policy_factory, seed: int = 3, scenario: str = SCENARIO):  # noqa: ANN001, ANN201
     """Play one episode; return the record and the policy's usage."""
-    from emberbench.episode import play_episode
+    from emberbench.records.episode import play_episode
 
     with closing(policy_factory()) as policy:
         record, _ = play_episode(suite.scenario(scenario), seed, policy)
@@ -130,7 +130,7 @@ def test_retry_after_is_honoured(model_server, suite, tag) -> None:  # noqa: ANN
     model = f"greedy+429x1+ra1+{tag}"
     f = factory(model_server, model)
     policy = f()
-    from emberbench.simulator import Simulation
+    from emberbench.sim.simulator import Simulation
 
     policy(Simulation(suite.scenario(SCENARIO), 3).observation())
     log = model_server.log(model)
@@ -217,8 +217,8 @@ def test_cache_makes_a_rerun_free_and_identical(model_server, suite, tmp_path, t
     """With a store, a rerun of a removed run asks the server nothing and writes the same artifact byte for
     byte; another model id on the same store is answered from the cache too."""
     from emberbench.store import open_store
-    from emberbench.catalog import run_names
-    from emberbench.store_repair import remove_run
+    from emberbench.runs.catalog import run_names
+    from emberbench.runs.repair import remove_run
 
     store = open_store(tmp_path / "store", create=True)
     model = f"greedy+lat5+{tag}"
@@ -318,7 +318,7 @@ def test_concurrency_limit_holds_across_episodes(model_server, suite, tag) -> No
     settings = ServerSettings.from_environment(environ(model_server))
     gate = RequestGate(2, RateLimiter(0))
     f = OpenAIChatFactory(model, settings, gate=gate)
-    from emberbench.simulator import Simulation
+    from emberbench.sim.simulator import Simulation
 
     def one(seed: int) -> None:
         f()(Simulation(suite.scenario(SCENARIO), seed).observation())
@@ -336,7 +336,7 @@ def test_concurrency_limit_holds_across_episodes(model_server, suite, tag) -> No
 def test_an_auditor_reads_every_step_from_the_cache(model_server, suite, tmp_path, tag) -> None:  # noqa: ANN001
     """From a result's records alone, every step's request is rebuilt and its cached answer is the move
     line the record holds."""
-    from emberbench.policies.served.audit import episode_exchanges
+    from emberbench.records.served_audit import episode_exchanges
     from emberbench.policies.served.reply import parse_completion
     from emberbench.store import open_store
 

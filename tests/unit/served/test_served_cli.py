@@ -41,10 +41,10 @@ def test_run_end_to_end_with_the_store_cache(model_server, tmp_path, tag) -> Non
     built = cli(["manifest", "build", "--seeds", "0", "--scenarios", SCENARIOS, "--out", "m.json"], model_server,
                 tmp_path)
     assert built.returncode == 0, built.stderr
-    from emberbench.manifest import load_manifest
-    from emberbench.result_stream import verify_artifact
-    from emberbench.runner import run_evaluation
-    from emberbench.suite import load_suite
+    from emberbench.results.manifest import load_manifest
+    from emberbench.results.stream import verify_artifact
+    from emberbench.evaluation.runner import run_evaluation
+    from emberbench.sim.suite import load_suite
 
     suite = load_suite()
     run_evaluation(load_manifest(tmp_path / "m.json", suite), suite, "greedy", "greedy", tmp_path / "greedy.json")
@@ -57,7 +57,7 @@ def test_run_end_to_end_with_the_store_cache(model_server, tmp_path, tag) -> Non
     sent = len(model_server.log(model))
     assert sent > 0
     assert len(verify_artifact(tmp_path / "a.json", suite).indices) == 2
-    from emberbench.catalog import run_names
+    from emberbench.runs.catalog import run_names
     from emberbench.store import open_store
 
     (only_run,) = run_names(open_store(store))
@@ -82,8 +82,8 @@ def test_run_end_to_end_with_the_store_cache(model_server, tmp_path, tag) -> Non
 def test_run_failures_are_one_line(model_server, tmp_path, tag, answer, extra, start, end) -> None:  # noqa: ANN001
     """A server that gives up and a model that answers prose each end the run with one line on stderr."""
     model = f"{answer}+{tag}"
-    from emberbench.manifest import build_manifest, write_manifest
-    from emberbench.suite import load_suite
+    from emberbench.results.manifest import build_manifest, write_manifest
+    from emberbench.sim.suite import load_suite
 
     suite = load_suite()
     full = build_manifest(suite, [0])

@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from emberbench.canonical import canonical_bytes, sha256_hex
+from emberbench.io.canonical import canonical_bytes, sha256_hex
 from emberbench.errors import InvalidActionError, ModelCacheError, ModelError, PolicyError
 from emberbench.policies.served.cache import ResponseCache, entry_bytes, read_entry, ref_name
 from emberbench.policies.served.limits import RateLimiter, RequestGate
@@ -19,7 +19,7 @@ from emberbench.policies.served.reply import Completion, EnvelopeError, parse_ac
 from emberbench.policies.served.request import ChatRequest
 from emberbench.policies.served.retry import GaveUp, RetryPolicy, Transient, call_with_retries, parse_retry_after
 from emberbench.policies.served.usage import ModelUsage, episode_usage
-from emberbench.simulator import Simulation
+from emberbench.sim.simulator import Simulation
 from tests.conftest import ROOT
 
 GOLDEN = ROOT / "tests" / "golden"

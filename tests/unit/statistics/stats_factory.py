@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from emberbench.metric_defs import METRIC_NAMES
+from emberbench.records.metric_defs import METRIC_NAMES
 from emberbench.statistics import EpisodeValues, StatisticsContext
 
 DIGEST_A = "a" * 64

@@ -7,8 +7,8 @@ from fractions import Fraction
 
 import pytest
 
-from emberbench.canonical import canonical_bytes, digest
-from emberbench.metric_defs import METRIC_NAMES, METRICS
+from emberbench.io.canonical import canonical_bytes, digest
+from emberbench.records.metric_defs import METRIC_NAMES, METRICS
 from emberbench.statistics import aggregate_from_values, describe
 from stats_factory import DIGEST_A, DIGEST_B, MANIFEST, all_episodes, make_ctx, metric_values
 from stats_reference import ref_interval, ref_seed

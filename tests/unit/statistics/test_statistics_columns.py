@@ -9,8 +9,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from emberbench.canonical import canonical_bytes
-from emberbench.metric_defs import METRIC_NAMES
+from emberbench.io.canonical import canonical_bytes
+from emberbench.records.metric_defs import METRIC_NAMES
 from emberbench.statistics import (
     DeltaColumn,
     EpisodeValues,
@@ -115,8 +115,8 @@ def test_artifacts_stream_to_the_same_bytes_and_digest(paired, tmp_path) -> None
 
 def test_golden_statistics_artifacts_are_written_byte_for_byte(tmp_path, suite) -> None:  # noqa: ANN001
     """Statistics of freshly run results equal the golden aggregate and paired artifacts (made before streaming)."""
-    from emberbench.manifest import EvaluationManifest, ManifestEntry
-    from emberbench.runner import run_evaluation
+    from emberbench.results.manifest import EvaluationManifest, ManifestEntry
+    from emberbench.evaluation.runner import run_evaluation
     from emberbench.statistics import aggregate_artifact, paired_artifacts
 
     small = ["v1-pub-01-single-exit-sparse", "v1-pub-12-smouldering-two-exits"]

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from emberbench.metric_defs import METRIC_NAMES, METRICS_BY_NAME
+from emberbench.records.metric_defs import METRIC_NAMES, METRICS_BY_NAME
 from emberbench.statistics import paired_from_values
 from stats_factory import DIGEST_A, DIGEST_B, all_episodes, make_ctx, metric_values
 

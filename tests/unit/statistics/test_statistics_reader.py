@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from emberbench.canonical import canonical_bytes
+from emberbench.io.canonical import canonical_bytes
 from emberbench.errors import StatisticsInputError
 from emberbench.statistics import aggregate_from_values, paired_from_values, write_artifact
 from emberbench.statistics.reader import check_statistics_form, read_statistics_artifact

@@ -8,7 +8,7 @@ import re
 import pytest
 from rich.console import Console
 
-from emberbench.metric_defs import METRIC_NAMES
+from emberbench.records.metric_defs import METRIC_NAMES
 from emberbench.statistics import aggregate_from_values, artifact_tables, paired_from_values, render_artifact
 from emberbench.statistics.table import ABBREVIATIONS, Groups, pipe_width, render_text
 from emberbench.statistics.table_layout import Column, Row, TextTable, layout

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from emberbench.episode import play_episode, replay
+from emberbench.records.episode import play_episode, replay
 from emberbench.policies.spec import resolve_policy
 from emberbench.viewer.frames import CASUALTY, EVACUATED, STRANDED, casualty_cells, episode_frames
 

@@ -7,7 +7,7 @@ import io
 import pytest
 from rich.console import Console
 
-from emberbench.episode import play_episode
+from emberbench.records.episode import play_episode
 from emberbench.policies.spec import resolve_policy
 from emberbench.viewer.frames import episode_frames
 from emberbench.viewer.terminal import fit_scale, frame_text, play_in_terminal
