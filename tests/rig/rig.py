@@ -24,8 +24,10 @@ Faults for tests: :meth:`Rig.kill_host` (the host dies: every process,
 SIGKILL), :meth:`Rig.stop_host` (it shuts down: SIGTERM, then SIGKILL),
 :meth:`Rig.set_link` (its cable pulled out or plugged back in),
 :meth:`Rig.start_ray`, :meth:`Rig.start_nodes`, :meth:`Rig.start_s3` (a
-service back, the host booted again if it was down; after the head was lost,
-every node started again), :meth:`Rig.add_worker` / :meth:`Rig.remove_host`.
+service back, the host booted again if it was down), :meth:`Rig.restart_ray`
+(after the head was lost: the whole cluster started again),
+:meth:`Rig.add_worker` / :meth:`Rig.remove_host`. A run to fault mid-way is
+started with :meth:`Rig.popen`.
 """
 
 from __future__ import annotations
