@@ -12,10 +12,10 @@ format the spec fixes):
 * **The run-info object** (format version :data:`RUN_INFO_VERSION`), canonical
   JSON stored as a store object and named by the ref ``runs/<journal name>``:
   the full provenance a run catalog lists (model, policy, manifest, suite,
-  versions, host, user, times, progress, state, last verification, and since
-  version 1.1 the episodes each node played). It is rewritten as the run
-  progresses; every write goes through :func:`write_run_info`. Version 1.0
-  (without ``nodes``) is still read.
+  versions, host, user, times, progress, state, last verification; since
+  version 1.1 the execution accounting, since 1.2 the episodes each node
+  played). It is rewritten as the run progresses; every write goes through
+  :func:`write_run_info`. Versions 1.0 and 1.1 are still read.
 
 Nothing secret goes into either: no environment, no tokens, no addresses. The
 policy spec is recorded verbatim, so a ``cmd:`` spec must not carry secrets on
@@ -36,9 +36,7 @@ from typing import Any
 from ..io.canonical import canonical_bytes, is_sha256_hex
 from ..errors import RunInfoError
 from ..io.versions import RUN_HEADER_VERSION, RUN_INFO_VERSION
-
-RUN_INFO_READ_VERSIONS = ("1.0", RUN_INFO_VERSION)
-"""Versions the reader accepts: 1.0 (no ``nodes``) and the current one, which writers always write."""
+from ..policies.served.usage import ModelUsage
 
 STATES = ("running", "complete", "failed", "interrupted")
 VERDICTS = ("ok", "partial", "failed")
@@ -52,6 +50,9 @@ OTHER_NODES = "(other nodes)"
 _TIME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 _RUN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 HEADER_KEYS = frozenset({"run_header", "policy", "emberbench_version", "started"})
+RUN_INFO_READABLE = ("1.0", "1.1", RUN_INFO_VERSION)
+"""Run-info versions a reader accepts: 1.0 (before execution accounting, no ``model_usage``), 1.1 (no
+``nodes``) and the one written."""
 
 
 def utc_now() -> str:
@@ -156,13 +157,17 @@ class Verification:
         return {"at": self.at, "by": self.by, "verdict": self.verdict, "detail": self.detail}
 
 
-INFO_KEYS = frozenset({
+INFO_KEYS_1_0 = frozenset({
     "run_info_version", "run", "model_id", "policy", "manifest_hash", "suite_id", "suite_version", "suite_hash",
     "emberbench_version", "python_version", "ray_version", "host", "user", "started", "ended", "episodes_done",
-    "episodes_scheduled", "state", "result", "verification", "nodes",
+    "episodes_scheduled", "state", "result", "verification",
 })
-INFO_KEYS_1_0 = INFO_KEYS - {"nodes"}
-"""The keys of a version 1.0 run-info (still read)."""
+INFO_KEYS_1_1 = INFO_KEYS_1_0 | {"model_usage"}
+"""The keys of a version 1.1 run-info (still read)."""
+INFO_KEYS = INFO_KEYS_1_1 | {"nodes"}
+"""The keys of the version written (:data:`RUN_INFO_VERSION`); versions 1.0 and 1.1 have
+:data:`INFO_KEYS_1_0` and :data:`INFO_KEYS_1_1`."""
+_KEYS_OF = {"1.0": INFO_KEYS_1_0, "1.1": INFO_KEYS_1_1, RUN_INFO_VERSION: INFO_KEYS}
 
 Nodes = tuple[tuple[str, int], ...]
 """Episodes per node: ``((host name, episodes), ...)`` sorted by host name."""
@@ -227,10 +232,15 @@ class RunInfo:
         state: ``running``, ``complete``, ``failed`` or ``interrupted``.
         result: the store key of the complete result artifact, once there is one.
         verification: the last verification, if any.
+        model_usage: execution accounting (since 1.1): what the policies of
+            every start of the run reported they cost
+            (:class:`~emberbench.policies.served.usage.ModelUsage`: a served
+            model's requests, cache hits, tokens, time), summed; None when
+            no policy reported any (and in a 1.0 run-info).
         nodes: where the episodes of the run's latest invocation that played
             any were played: ``((host name, episodes), ...)`` sorted by name
             (see :func:`node_counts`); None when not recorded (a run-info of
-            version 1.0, or one rebuilt from a result).
+            version 1.0 or 1.1, or one rebuilt from a result).
     """
 
     run: str
@@ -252,6 +262,7 @@ class RunInfo:
     state: str
     result: str | None = None
     verification: Verification | None = None
+    model_usage: ModelUsage | None = None
     nodes: Nodes | None = None
 
     def __post_init__(self) -> None:
@@ -284,6 +295,8 @@ class RunInfo:
             _digest(self.result, "result")
         if self.verification is not None and not isinstance(self.verification, Verification):
             raise RunInfoError("verification must be a Verification or None")
+        if self.model_usage is not None and not isinstance(self.model_usage, ModelUsage):
+            raise RunInfoError("model_usage must be a ModelUsage or None")
         _nodes(self.nodes)
         if self.nodes is not None and sum(count for _, count in self.nodes) > scheduled:
             raise RunInfoError(f"nodes count more episodes than the {scheduled} scheduled")
@@ -293,12 +306,14 @@ class RunInfo:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object (``run_info_version`` included)."""
+        """The JSON object of the version written (``run_info_version`` included)."""
         out: dict[str, Any] = {"run_info_version": RUN_INFO_VERSION}
         for field in dataclasses.fields(self):
             out[field.name] = getattr(self, field.name)
         if self.verification is not None:
             out["verification"] = self.verification.to_dict()
+        if self.model_usage is not None:
+            out["model_usage"] = self.model_usage.to_dict()
         out["nodes"] = None if self.nodes is None else dict(self.nodes)
         return out
 
@@ -308,25 +323,31 @@ class RunInfo:
 
     @classmethod
     def from_dict(cls, data: Any, *, where: str = "run-info") -> RunInfo:
-        """Validate and build a run-info of any version in :data:`RUN_INFO_READ_VERSIONS`.
+        """Validate and build a run-info of a readable version (:data:`RUN_INFO_READABLE`).
 
-        Refuses other versions and unknown or missing keys (a version 1.0
-        run-info has no ``nodes``; it reads as ``nodes`` None).
+        Refuses other versions and unknown or missing keys: a version 1.0
+        run-info has neither ``model_usage`` nor ``nodes`` and a 1.1 one no
+        ``nodes``; they read as None.
 
         Raises:
             RunInfoError: naming ``where`` and the first problem.
         """
         version = data.get("run_info_version") if isinstance(data, dict) else None
-        if isinstance(data, dict) and version not in RUN_INFO_READ_VERSIONS:
-            raise RunInfoError(f"{where}: run_info_version {version!r} is not supported "
-                               f"(this code reads {' and '.join(map(repr, RUN_INFO_READ_VERSIONS))})")
+        if isinstance(data, dict) and version not in RUN_INFO_READABLE:
+            readable = ", ".join(repr(v) for v in RUN_INFO_READABLE[:-1]) + f" and {RUN_INFO_READABLE[-1]!r}"
+            raise RunInfoError(f"{where}: run_info_version {version!r} is not supported (this code reads {readable})")
         try:
-            data = _exact_keys(data, INFO_KEYS if version == RUN_INFO_VERSION else INFO_KEYS_1_0, where)
+            data = _exact_keys(data, _KEYS_OF.get(version, INFO_KEYS), where)
             fields = {k: v for k, v in data.items() if k != "run_info_version"}
             check = fields["verification"]
             if check is not None:
                 check = _exact_keys(check, frozenset({"at", "by", "verdict", "detail"}), "verification")
                 fields["verification"] = Verification(**check)
+            if fields.get("model_usage") is not None:
+                try:
+                    fields["model_usage"] = ModelUsage.from_dict(fields["model_usage"])
+                except ValueError as exc:
+                    raise RunInfoError(f"model_usage: {exc}") from None
             nodes = fields.get("nodes")
             if nodes is not None:
                 if not isinstance(nodes, dict):
@@ -464,6 +485,24 @@ def read_run_info(store: Any, run: str) -> RunInfo | None:
     return _parse_stored(store, key, f"ref {ref}")
 
 
+def run_accounting(store: Any, manifest_hash: str, model_id: str, result_digest: str) -> ModelUsage | None:
+    """The execution accounting of the run that wrote a result, from its run-info in ``store``.
+
+    None when the store has no readable run-info for (manifest, model id),
+    when that run-info's result is another artifact (a later run, or none
+    yet), or when its policies reported no usage.
+    """
+    from emberbench.store import StoreError, journal_name
+
+    try:
+        info = read_run_info(store, journal_name(manifest_hash, model_id))
+    except (RunInfoError, StoreError):
+        return None
+    if info is None or info.result != result_digest:
+        return None
+    return info.model_usage
+
+
 __all__ = [
     "MAX_NODES",
     "STATES",
@@ -474,6 +513,7 @@ __all__ = [
     "node_counts",
     "read_run_info",
     "record_verification",
+    "run_accounting",
     "run_info_ref",
     "software_versions",
     "this_host",

@@ -355,6 +355,8 @@ def describe(details: RunDetails) -> list[str]:
             lines.append(f"{field}: {'-' if value is None else value}")
         lines.append("nodes: -" if info.nodes is None else
                      "nodes: " + ", ".join(f"{name} {count}" for name, count in info.nodes))
+        if info.model_usage is not None:
+            lines.append(f"model usage: {info.model_usage.describe()}")
         check = info.verification
         lines.append("verification: never" if check is None else
                      f"verification: {check.verdict} at {check.at} by {check.by}"

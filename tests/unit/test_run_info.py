@@ -17,7 +17,7 @@ from tests.run_support import small_manifest
 GOLDEN = ROOT / "tests" / "golden"
 
 
-def golden(version: str = "1.1") -> dict:
+def golden(version: str = "1.2") -> dict:
     return json.loads((GOLDEN / f"run-info-{version}.json").read_text())
 
 
@@ -25,29 +25,45 @@ def test_golden_run_info_round_trips() -> None:
     """The golden sample parses and serializes back to its exact bytes."""
     info = RunInfo.from_dict(golden())
     assert info.state == "complete" and info.verification is not None and info.verification.verdict == "ok"
+    assert info.model_usage is not None and info.model_usage.requests == 302
     assert info.nodes == (("eval-node-1", 20), ("eval-node-2", 16))
-    assert info.to_bytes() + b"\n" == (GOLDEN / "run-info-1.1.json").read_bytes()
+    assert info.to_bytes() + b"\n" == (GOLDEN / "run-info-1.2.json").read_bytes()
 
 
-def test_a_version_1_0_run_info_is_still_read_and_rewritten_as_the_current_version() -> None:
-    """Version 1.0 (no ``nodes``) reads as nodes None; written again it is 1.1 with ``nodes`` null, all else equal."""
-    old = golden("1.0")
+def test_a_version_1_0_run_info_is_still_read() -> None:
+    """A run-info written before execution accounting (1.0, no model_usage) reads, with no usage; written
+    again it is the current version with model_usage and nodes null. A 1.0 run-info that carries
+    model_usage is refused."""
+    old = json.loads((GOLDEN / "run-info-1.0.json").read_text())
     info = RunInfo.from_dict(old)
-    assert info.nodes is None
+    assert info.model_usage is None and info.nodes is None
+    assert info.to_dict() == {**old, "run_info_version": "1.2", "model_usage": None, "nodes": None}
+    with pytest.raises(RunInfoError, match="unknown key"):
+        RunInfo.from_dict({**old, "model_usage": None})
+    with pytest.raises(RunInfoError, match="missing key"):
+        RunInfo.from_dict({**old, "run_info_version": "1.1"})
+
+
+def test_a_version_1_1_run_info_is_still_read_and_rewritten_as_the_current_version() -> None:
+    """Version 1.1 (no ``nodes``) reads as nodes None; written again it is 1.2 with ``nodes`` null, all else equal."""
+    old = golden("1.1")
+    info = RunInfo.from_dict(old)
+    assert info.nodes is None and info.model_usage is not None
     again = info.to_dict()
-    assert again.pop("run_info_version") == "1.1" and again.pop("nodes") is None
+    assert again.pop("run_info_version") == "1.2" and again.pop("nodes") is None
     assert again == {k: v for k, v in old.items() if k != "run_info_version"}
     with pytest.raises(RunInfoError, match=r"unknown key\(s\) \['nodes'\]"):
-        RunInfo.from_dict({**old, "nodes": {"a": 1}})  # 1.0 has no nodes
+        RunInfo.from_dict({**old, "nodes": {"a": 1}})  # 1.1 has no nodes
     current = golden()
     del current["nodes"]
     with pytest.raises(RunInfoError, match=r"missing key\(s\) \['nodes'\]"):
-        RunInfo.from_dict(current)  # 1.1 always has them, null or not
+        RunInfo.from_dict(current)  # 1.2 always has them, null or not
 
 
 def test_future_run_info_is_refused() -> None:
     """A run-info of a newer version is refused, naming the version."""
-    with pytest.raises(RunInfoError, match="run_info_version '2.0' is not supported .this code reads '1.0' and '1.1'"):
+    with pytest.raises(RunInfoError, match="run_info_version '2.0' is not supported .this code reads '1.0', '1.1' "
+                                           "and '1.2'"):
         RunInfo.from_dict(json.loads((GOLDEN / "run-info-future.json").read_text()))
 
 
@@ -92,6 +108,11 @@ def test_node_counts_stay_within_the_run_info_limits() -> None:
     ({"policy": "cmd:a\nb"}, "policy must be"),
     ({"verification": {"at": "2025-01-01T00:00:00Z", "by": "x", "verdict": "fine", "detail": ""}},
      "verdict must be one of"),
+    ({"model_usage": {"steps": 1}}, "model_usage: model usage must be an object with exactly the keys"),
+    ({"model_usage": [1]}, "model_usage: model usage must be"),
+    ({"model_usage": {**dict.fromkeys(["steps", "cache_hits", "requests", "retries", "prompt_tokens",
+                                       "completion_tokens", "latency_ms", "max_latency_ms"], 0), "requests": -1}},
+     "model_usage: requests must be a non-negative integer"),
 ])
 def test_run_info_validation(change, message) -> None:  # noqa: ANN001
     """Each malformed field is refused with a message naming it."""
