@@ -50,7 +50,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("emberbench.sim", "emberbench.grouped_rates"),  # scenarios, suites, simulator; the stand-alone grouped rates
     ("emberbench.policies",),  # built-in policies, policy specs, external agents
     ("emberbench.records",),  # one episode: play, record, replay, metrics
-    ("emberbench.results", "emberbench.generate"),  # manifests and result artifacts; suite generation
+    # manifests and result artifacts; suite generation; the Gymnasium environment, a leaf that needs only
+    # the simulator (episodes, the batch stepper) and the records (an episode's record and metrics), and
+    # that nothing of the core imports, so Gymnasium stays an optional dependency
+    ("emberbench.results", "emberbench.generate", "emberbench.gym"),
     ("emberbench.evaluation", "emberbench.statistics"),  # the run path; statistics of results
     ("emberbench.provenance",),  # signed provenance: attestations of runs, keys, the policy code digest
     ("emberbench.runs", "emberbench.viewer"),  # the runs a store holds; presentation
