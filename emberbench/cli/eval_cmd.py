@@ -218,6 +218,8 @@ def run(
         ) from None
     typer.echo(summary.describe())
     typer.echo(chosen[0].describe())
+    if chosen[0].kind is not ExecutorKind.LOCAL:  # in process, every episode is this machine's
+        typer.echo(summary.describe_nodes())
     if summary.usage is not None:
         typer.echo(f"model usage of the episodes played now: {summary.usage.describe()}")
     if signer is not None:

@@ -24,6 +24,9 @@ class EpisodeOutcome:
             (:class:`~emberbench.policies.served.usage.ModelUsage`, a served
             model's requests and tokens), or None. Execution accounting only:
             the coordinator sums it into the run-info, never into a record.
+        node: the host name of the machine that played it, when that is not
+            this one (a Ray worker's); None means this machine. It goes to
+            the run-info and the summary, never into the artifact.
     """
 
     index: int
@@ -32,6 +35,7 @@ class EpisodeOutcome:
     metrics_bytes: bytes
     stored_record: bytes | None = None
     usage: Any = None
+    node: str | None = None
 
 
 __all__ = ["EpisodeOutcome"]

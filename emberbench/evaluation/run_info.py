@@ -12,9 +12,10 @@ format the spec fixes):
 * **The run-info object** (format version :data:`RUN_INFO_VERSION`), canonical
   JSON stored as a store object and named by the ref ``runs/<journal name>``:
   the full provenance a run catalog lists (model, policy, manifest, suite,
-  versions, host, user, times, progress, state, last verification). It is
-  rewritten as the run progresses; every write goes through
-  :func:`write_run_info`.
+  versions, host, user, times, progress, state, last verification; since
+  version 1.1 the execution accounting, since 1.2 the episodes each node
+  played). It is rewritten as the run progresses; every write goes through
+  :func:`write_run_info`. Versions 1.0 and 1.1 are still read.
 
 Nothing secret goes into either: no environment, no tokens, no addresses. The
 policy spec is recorded verbatim, so a ``cmd:`` spec must not carry secrets on
@@ -40,13 +41,18 @@ from ..policies.served.usage import ModelUsage
 STATES = ("running", "complete", "failed", "interrupted")
 VERDICTS = ("ok", "partial", "failed")
 RUN_INFO_REF_PREFIX = "runs/"
-MAX_RUN_INFO_BYTES = 64 * 1024
+MAX_RUN_INFO_BYTES = 128 * 1024
 MAX_TEXT = 4096
+MAX_NODES = 256
+MAX_NODE_NAME = 128
+OTHER_NODES = "(other nodes)"
+"""Where :func:`node_counts` puts the episodes of the nodes past the first ``MAX_NODES - 1``."""
 _TIME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 _RUN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 HEADER_KEYS = frozenset({"run_header", "policy", "emberbench_version", "started"})
-RUN_INFO_READABLE = ("1.0", RUN_INFO_VERSION)
-"""Run-info versions a reader accepts: 1.0 (before execution accounting, no ``model_usage``) and the one written."""
+RUN_INFO_READABLE = ("1.0", "1.1", RUN_INFO_VERSION)
+"""Run-info versions a reader accepts: 1.0 (before execution accounting, no ``model_usage``), 1.1 (no
+``nodes``) and the one written."""
 
 
 def utc_now() -> str:
@@ -156,8 +162,56 @@ INFO_KEYS_1_0 = frozenset({
     "emberbench_version", "python_version", "ray_version", "host", "user", "started", "ended", "episodes_done",
     "episodes_scheduled", "state", "result", "verification",
 })
-INFO_KEYS = INFO_KEYS_1_0 | {"model_usage"}
-"""The keys of the version written (:data:`RUN_INFO_VERSION`); version 1.0 has :data:`INFO_KEYS_1_0`."""
+INFO_KEYS_1_1 = INFO_KEYS_1_0 | {"model_usage"}
+"""The keys of a version 1.1 run-info (still read)."""
+INFO_KEYS = INFO_KEYS_1_1 | {"nodes"}
+"""The keys of the version written (:data:`RUN_INFO_VERSION`); versions 1.0 and 1.1 have
+:data:`INFO_KEYS_1_0` and :data:`INFO_KEYS_1_1`."""
+_KEYS_OF = {"1.0": INFO_KEYS_1_0, "1.1": INFO_KEYS_1_1, RUN_INFO_VERSION: INFO_KEYS}
+
+Nodes = tuple[tuple[str, int], ...]
+"""Episodes per node: ``((host name, episodes), ...)`` sorted by host name."""
+
+
+def node_counts(counts: Any) -> Nodes:
+    """Episodes per node (a mapping host name -> count) as a run-info's ``nodes``, always within its limits.
+
+    Names are cut to :data:`MAX_NODE_NAME` characters (counts of names that
+    then coincide are added); past :data:`MAX_NODES` nodes, the nodes with
+    the fewest episodes (ties by name) are added up under :data:`OTHER_NODES`.
+    Zero counts are dropped. The result is sorted by name.
+    """
+    merged: dict[str, int] = {}
+    for name, count in counts.items():
+        if count > 0:
+            key = (str(name) or "unknown")[:MAX_NODE_NAME]
+            merged[key] = merged.get(key, 0) + int(count)
+    if len(merged) > MAX_NODES:
+        ranked = sorted(merged.items(), key=lambda item: (-item[1], item[0]))
+        kept = dict(ranked[:MAX_NODES - 1])
+        kept[OTHER_NODES] = kept.get(OTHER_NODES, 0) + sum(count for _, count in ranked[MAX_NODES - 1:])
+        merged = kept
+    return tuple(sorted(merged.items()))
+
+
+def _nodes(value: object) -> Nodes | None:
+    """Validate a run-info's ``nodes`` (None, or pairs of a host name and a positive count)."""
+    if value is None:
+        return None
+    if not isinstance(value, tuple) or len(value) > MAX_NODES:
+        raise RunInfoError(f"nodes must map at most {MAX_NODES} host names to episode counts")
+    names = []
+    for pair in value:
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            raise RunInfoError("nodes must map host names to episode counts")
+        name, count = pair
+        _text(name, "nodes (a host name)", limit=MAX_NODE_NAME)
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise RunInfoError(f"nodes[{name!r:.80}] must be a positive integer, got {count!r:.80}")
+        names.append(name)
+    if names != sorted(set(names)):
+        raise RunInfoError("nodes must name each host once, in sorted order")
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +237,10 @@ class RunInfo:
             (:class:`~emberbench.policies.served.usage.ModelUsage`: a served
             model's requests, cache hits, tokens, time), summed; None when
             no policy reported any (and in a 1.0 run-info).
+        nodes: where the episodes of the run's latest invocation that played
+            any were played: ``((host name, episodes), ...)`` sorted by name
+            (see :func:`node_counts`); None when not recorded (a run-info of
+            version 1.0 or 1.1, or one rebuilt from a result).
     """
 
     run: str
@@ -205,6 +263,7 @@ class RunInfo:
     result: str | None = None
     verification: Verification | None = None
     model_usage: ModelUsage | None = None
+    nodes: Nodes | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.run, str) or _RUN_RE.fullmatch(self.run) is None:
@@ -238,6 +297,9 @@ class RunInfo:
             raise RunInfoError("verification must be a Verification or None")
         if self.model_usage is not None and not isinstance(self.model_usage, ModelUsage):
             raise RunInfoError("model_usage must be a ModelUsage or None")
+        _nodes(self.nodes)
+        if self.nodes is not None and sum(count for _, count in self.nodes) > scheduled:
+            raise RunInfoError(f"nodes count more episodes than the {scheduled} scheduled")
 
     def replace(self, **changes: Any) -> RunInfo:
         """A copy with ``changes`` applied (validated again)."""
@@ -252,6 +314,7 @@ class RunInfo:
             out["verification"] = self.verification.to_dict()
         if self.model_usage is not None:
             out["model_usage"] = self.model_usage.to_dict()
+        out["nodes"] = None if self.nodes is None else dict(self.nodes)
         return out
 
     def to_bytes(self) -> bytes:
@@ -260,17 +323,21 @@ class RunInfo:
 
     @classmethod
     def from_dict(cls, data: Any, *, where: str = "run-info") -> RunInfo:
-        """Validate and build a run-info of a readable version (1.0 or 1.1); refuses unknown or missing keys.
+        """Validate and build a run-info of a readable version (:data:`RUN_INFO_READABLE`).
+
+        Refuses other versions and unknown or missing keys: a version 1.0
+        run-info has neither ``model_usage`` nor ``nodes`` and a 1.1 one no
+        ``nodes``; they read as None.
 
         Raises:
             RunInfoError: naming ``where`` and the first problem.
         """
         version = data.get("run_info_version") if isinstance(data, dict) else None
         if isinstance(data, dict) and version not in RUN_INFO_READABLE:
-            readable = " and ".join(repr(v) for v in RUN_INFO_READABLE)
+            readable = ", ".join(repr(v) for v in RUN_INFO_READABLE[:-1]) + f" and {RUN_INFO_READABLE[-1]!r}"
             raise RunInfoError(f"{where}: run_info_version {version!r} is not supported (this code reads {readable})")
         try:
-            data = _exact_keys(data, INFO_KEYS_1_0 if version == "1.0" else INFO_KEYS, where)
+            data = _exact_keys(data, _KEYS_OF.get(version, INFO_KEYS), where)
             fields = {k: v for k, v in data.items() if k != "run_info_version"}
             check = fields["verification"]
             if check is not None:
@@ -281,6 +348,11 @@ class RunInfo:
                     fields["model_usage"] = ModelUsage.from_dict(fields["model_usage"])
                 except ValueError as exc:
                     raise RunInfoError(f"model_usage: {exc}") from None
+            nodes = fields.get("nodes")
+            if nodes is not None:
+                if not isinstance(nodes, dict):
+                    raise RunInfoError("nodes must be a JSON object or null")
+                fields["nodes"] = tuple(sorted(nodes.items()))
             return cls(**fields)
         except RunInfoError as exc:
             message = str(exc)
@@ -328,6 +400,9 @@ def write_run_info(store: Any, info: RunInfo) -> str:
     The ref moves by compare-and-swap: a verification another process
     recorded meanwhile (:func:`record_verification`) is carried over unless
     ``info`` brings a newer one, so neither writer loses the other's update.
+    An ``info`` without ``nodes`` (an invocation that has played nothing
+    yet) keeps the nodes of the stored run-info, those of the latest
+    invocation that played episodes.
 
     Returns:
         The key of the stored run-info.
@@ -338,7 +413,9 @@ def write_run_info(store: Any, info: RunInfo) -> str:
         current = _readable(store, current_key)
         if current is not None and current.verification is not None and (
                 info.verification is None or info.verification.at < current.verification.at):
-            merged = info.replace(verification=current.verification)
+            merged = merged.replace(verification=current.verification)
+        if current is not None and info.nodes is None and current.nodes is not None:
+            merged = merged.replace(nodes=current.nodes)
         return store.put(merged.to_bytes())
 
     key = store.refs.update(run_info_ref(info.run), change)
@@ -427,11 +504,13 @@ def run_accounting(store: Any, manifest_hash: str, model_id: str, result_digest:
 
 
 __all__ = [
+    "MAX_NODES",
     "STATES",
     "JournalHeader",
     "RunInfo",
     "Verification",
     "is_header_entry",
+    "node_counts",
     "read_run_info",
     "record_verification",
     "run_accounting",

@@ -19,6 +19,7 @@ resumes from is authenticated completely first.
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -175,6 +176,8 @@ class RunSummary:
         from_journal: episodes taken from the store's run journal (read back and replayed).
         regenerated: journaled episodes played again because the store had lost their record.
         journal_started: when the run's journal was started (None without a store).
+        nodes: the episodes played now (``ran + regenerated``) per machine, as
+            ``((host name, episodes), ...)`` sorted by name.
         usage: what the policies of the episodes played now reported they cost
             (:class:`~emberbench.policies.served.usage.ModelUsage`, summed), or
             None when none reported any. Execution accounting, never in the artifact.
@@ -191,6 +194,12 @@ class RunSummary:
     regenerated: int = 0
     journal_started: str | None = None
     usage: Any = None
+    nodes: tuple[tuple[str, int], ...] = ()
+
+    def describe_nodes(self) -> str:
+        """The summary's line of where episodes were played now, e.g. ``nodes: w1 30 episodes, w2 30 episodes``."""
+        played = ", ".join(f"{name} {count} episode{'' if count == 1 else 's'}" for name, count in self.nodes)
+        return f"nodes: {played or 'no episode played now'}"
 
     def describe(self) -> str:
         """The one-line summary the CLI prints."""
@@ -301,6 +310,10 @@ def claim_output(output_path: str | Path) -> OutputLock:
 def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, executor: Any, store: Any, *,
          resume: bool, spec: str, progress: Progress | None, every: int, seconds: float,
          executor_for: ExecutorFor | None = None) -> RunSummary:
+    from .run_info import node_counts, this_host
+
+    played: Counter[str] = Counter()  # episodes played now, per machine (the run-info's and the summary's)
+    here = this_host()
     # Without an executor yet (executor_for), resumed work is authenticated in this process.
     authenticator = getattr(executor, "authenticate_records", authenticate_all)
     if store is not None:
@@ -314,7 +327,8 @@ def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, e
             return answer if answer is not None else verify_stored(store, suite, items)
 
         sink: _Sink = StoreSink(store, manifest, model_id, out, resume=resume, spec=spec, every=every,
-                                seconds=seconds, suite=suite, authenticator=authenticator, verifier=verifier)
+                                seconds=seconds, suite=suite, authenticator=authenticator, verifier=verifier,
+                                nodes=played)
     else:
         sink = ArtifactSink(manifest, model_id, out, resume=resume, suite=suite, authenticator=authenticator,
                             spec=spec)
@@ -333,6 +347,7 @@ def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, e
                 if sink.has(outcome.index):
                     continue  # a retried episode finished twice: idempotent, keep the first
                 sink.add(outcome)
+                played[outcome.node or here] += 1
                 added += 1
                 if outcome.usage is not None:  # execution accounting: summed here, never part of a record
                     usage = outcome.usage if usage is None else usage + outcome.usage
@@ -348,7 +363,8 @@ def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, e
     return RunSummary(output=out, scheduled=total, completed=sink.count, ran=added - regenerated, resumed=resumed,
                       result_digest=sink.digest, from_artifact=getattr(sink, "from_artifact", resumed),
                       from_journal=getattr(sink, "from_journal", 0), regenerated=regenerated,
-                      journal_started=None if header is None else header.started, usage=usage)
+                      journal_started=None if header is None else header.started, usage=usage,
+                      nodes=node_counts(played))
 
 
 class _Sink(Protocol):

@@ -40,7 +40,7 @@ import hashlib
 import time
 import zlib
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +50,7 @@ from ..results.manifest import EvaluationManifest
 from .record_spool import RecordSpool
 from ..results.artifact import artifact_chunks, episode_chunk
 from .run_info import JournalHeader, RunInfo, is_header_entry, software_versions, this_host, this_user, utc_now
-from .run_info import write_run_info
+from .run_info import Nodes, node_counts, write_run_info
 from .output import output_exists
 from .run_sidecar import new_sidecar, output_sidecar, write_sidecar
 from .store_adopt import DONE, REGENERATE, adopt_artifact, verify_journaled
@@ -136,14 +136,19 @@ class StoreSink:
         every, seconds: checkpoint every N episodes (always), every T seconds (within the budget).
         authenticator: replays the records of an artifact at ``out`` (``results.Authenticator``).
         verifier: ``verifier(items) -> verdicts`` for journaled records (:func:`resume_auth.verify_stored`).
+        nodes: the episodes played now per machine, kept up to date by the
+            caller; each run-info update records them (or, while it is
+            empty, keeps the nodes the stored run-info names).
     """
 
     def __init__(self, store: Any, manifest: EvaluationManifest, model_id: str, out: Path, *, resume: bool,
-                 spec: str, every: int, seconds: float, suite: Any, authenticator: Any, verifier: Any) -> None:
+                 spec: str, every: int, seconds: float, suite: Any, authenticator: Any, verifier: Any,
+                 nodes: Mapping[str, int] | None = None) -> None:
         from emberbench.store import journal_name
 
         self.store, self.manifest, self.model_id, self.out = store, manifest, model_id, out
         self.spec, self.every, self.seconds = spec, every, seconds
+        self.nodes: Mapping[str, int] = {} if nodes is None else nodes
         self.name = journal_name(manifest.hash, model_id)
         n = len(manifest.episodes)
         self.state = bytearray(n)  # NOT_DONE, DONE or REGENERATE per manifest index
@@ -253,6 +258,10 @@ class StoreSink:
             model_usage=self.usage,
         )
 
+    def _nodes(self) -> Nodes | None:
+        """The run-info's ``nodes``: None while nothing was played now (the stored ones are then kept)."""
+        return node_counts(self.nodes) or None
+
     def _usage_before(self) -> Any:
         """The execution accounting earlier starts of this run recorded (None if none, or unreadable)."""
         from emberbench.store import StoreError
@@ -361,7 +370,8 @@ class StoreSink:
             return
         self._last = time.monotonic()
         self.flush_journal()
-        write_run_info(self.store, self.info.replace(episodes_done=self.count, model_usage=self.usage))
+        write_run_info(self.store, self.info.replace(episodes_done=self.count, nodes=self._nodes(),
+                                                     model_usage=self.usage))
         size = self._artifact_size()
         projected = size + (len(self.manifest.episodes) - self.count) * (size / max(1, self.count))
         if self._spent + size <= CHECKPOINT_BUDGET * projected:
@@ -418,7 +428,23 @@ class StoreSink:
         return size
 
     def close(self, error: BaseException | None = None) -> None:
-        """Write the final artifact (if it changed); finish the run when complete; record the run's state."""
+        """Write the final artifact (if it changed); finish the run when complete; record the run's state.
+
+        When the run is already stopping with ``error``, a store failure here
+        (the store that failed it still unreachable) is not raised: the run's
+        own error, which names the store and the cause, is the one reported.
+        """
+        if error is None:
+            self._close(None)
+            return
+        from emberbench.store import StoreError
+
+        try:
+            self._close(error)
+        except StoreError:
+            pass
+
+    def _close(self, error: BaseException | None) -> None:
         try:
             self.flush_journal()
             complete = self.count == len(self.manifest.episodes)
@@ -435,7 +461,7 @@ class StoreSink:
                 # every such stop raises a BaseException that is not an Exception.
                 state = "interrupted" if error is not None and not isinstance(error, Exception) else "failed"
             self.info = self.info.replace(state=state, ended=utc_now(), episodes_done=self.count, result=result,
-                                          model_usage=self.usage)
+                                          nodes=self._nodes(), model_usage=self.usage)
             write_run_info(self.store, self.info)
         finally:
             self.spool.close()

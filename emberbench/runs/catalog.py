@@ -416,6 +416,8 @@ def describe(details: RunDetails) -> list[str]:
                       "emberbench_version", "python_version", "ray_version", "result"):
             value = getattr(info, field)
             lines.append(f"{field}: {'-' if value is None else value}")
+        lines.append("nodes: -" if info.nodes is None else
+                     "nodes: " + ", ".join(f"{name} {count}" for name, count in info.nodes))
         if info.model_usage is not None:
             lines.append(f"model usage: {info.model_usage.describe()}")
         check = info.verification

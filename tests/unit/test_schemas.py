@@ -124,7 +124,7 @@ def test_metric_names_and_groups_match_the_metric_table() -> None:
         assert m.name in properties[m.group]["properties"], m.source
 
 
-OLDER_VERSIONS = {"run-info-1.0.json": "run-info-1.0.schema.json"}
+OLDER_VERSIONS = {"run-info-1.0.json": "run-info-1.0.schema.json", "run-info-1.1.json": "run-info-1.1.schema.json"}
 """Golden samples of a version still read but no longer written, and the frozen schema of that version
 (a format's own schema describes the version written)."""
 
