@@ -31,7 +31,7 @@ def run_on_ray(manifest: EvaluationManifest, suite: Suite, policy: str, model_id
                store: Any = None, workers: int | None = None, address: str | None = None,
                runtime_env: dict[str, Any] | None = None, agent_timeout: float | None = None,
                agent_log: str | None = None, resume: bool = True, progress: Progress | None = None, checkpoint_every: int = 0,
-               checkpoint_seconds: float = 60.0) -> RunSummary:
+               checkpoint_seconds: float = 60.0, tags: tuple[str, ...] = ()) -> RunSummary:
     """Run an evaluation with episode workers on Ray (embedded, or the cluster at ``address``).
 
     The output is locked before Ray starts; resume authentication replays on
@@ -54,7 +54,8 @@ def run_on_ray(manifest: EvaluationManifest, suite: Suite, policy: str, model_id
                           agent_timeout=agent_timeout, agent_log=agent_log) as executor:
             return run_evaluation(manifest, suite, policy, model_id, out, resume=resume, executor=executor,
                                   store=store, progress=progress, checkpoint_every=checkpoint_every,
-                                  checkpoint_seconds=checkpoint_seconds, policy_spec=policy, output_lock=lock)
+                                  checkpoint_seconds=checkpoint_seconds, policy_spec=policy, output_lock=lock,
+                                  tags=tags)
 
 
 @contextlib.contextmanager

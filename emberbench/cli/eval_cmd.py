@@ -117,6 +117,7 @@ def run(
     runtime_env: RuntimeEnvOption = None,
     suite: SuiteOption = None,
     signing_key: SigningKeyOption = None,
+    tag: Annotated[Optional[list[str]], typer.Option("--tag", metavar="TAG", help="Label the run in the store (repeatable): 1-64 letters, digits and ._:=+-; `runs ls --tag` finds it.")] = None,  # noqa: UP007
 ) -> None:
     """Run a policy on every episode of a manifest and write its result artifact.
 
@@ -135,6 +136,7 @@ def run(
     from .store_cmd import resolve_store_dir
 
     signer = _signer(signing_key, no_store)
+    tags = _tags(tag, no_store)
     s = load_suite(suite)
     m = load_manifest(manifest, s)
     log_dir = agent_log_dir(agent_log)
@@ -153,7 +155,7 @@ def run(
         code = policy_code_digest(policy)
     env = parse_runtime_env(runtime_env)
     common = {"resume": not no_resume, "store": store, "checkpoint_every": checkpoint_every,
-              "checkpoint_seconds": checkpoint_seconds}
+              "checkpoint_seconds": checkpoint_seconds, "tags": tags}
     asked = _cluster_option(address, workers, env)
     chosen: list[Any] = []
     try:
@@ -192,6 +194,21 @@ def run(
     typer.echo(chosen[0].describe())
     if signer is not None:
         _attest_run(store, m, model_id, signer, code, chosen, resolve_address(address))
+
+
+def _tags(given: list[str] | None, no_store: bool) -> tuple[str, ...]:
+    """The run's tags, checked (a usage error otherwise); tags need a store (they live in its run-info)."""
+    from ..errors import RunInfoError
+    from ..evaluation.run_info import normalize_tags
+
+    if not given:
+        return ()
+    if no_store:
+        raise typer.BadParameter("tags are kept in the store's run-info; drop --no-store", param_hint="--tag")
+    try:
+        return normalize_tags(given)
+    except RunInfoError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--tag") from None
 
 
 def _signer(option: Path | None, no_store: bool) -> Any:

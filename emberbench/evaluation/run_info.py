@@ -34,7 +34,7 @@ from typing import Any
 
 from ..io.canonical import canonical_bytes, is_sha256_hex
 from ..errors import RunInfoError
-from ..io.versions import RUN_HEADER_VERSION, RUN_INFO_VERSION
+from ..io.versions import RUN_HEADER_VERSION, RUN_INFO_READABLE, RUN_INFO_VERSION
 
 STATES = ("running", "complete", "failed", "interrupted")
 VERDICTS = ("ok", "partial", "failed")
@@ -44,6 +44,8 @@ MAX_TEXT = 4096
 _TIME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 _RUN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 HEADER_KEYS = frozenset({"run_header", "policy", "emberbench_version", "started"})
+MAX_TAGS = 32
+_TAG_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:=+-]{0,63}")
 
 
 def utc_now() -> str:
@@ -151,8 +153,32 @@ class Verification:
 INFO_KEYS = frozenset({
     "run_info_version", "run", "model_id", "policy", "manifest_hash", "suite_id", "suite_version", "suite_hash",
     "emberbench_version", "python_version", "ray_version", "host", "user", "started", "ended", "episodes_done",
-    "episodes_scheduled", "state", "result", "verification",
+    "episodes_scheduled", "state", "result", "verification", "tags",
 })
+"""The keys of a run-info of the version this code writes (1.0 had no ``tags``)."""
+_ADDED_IN = {"tags": "1.1"}
+
+
+def normalize_tags(tags: object) -> tuple[str, ...]:
+    """Tags as a run-info holds them: each checked, duplicates dropped, sorted (code point order).
+
+    A tag is 1-64 characters of ``[A-Za-z0-9._:=+-]`` starting with a letter
+    or digit (``baseline``, ``paper:v2``, ``lr=3e-4``); a run has at most
+    :data:`MAX_TAGS`.
+
+    Raises:
+        RunInfoError: a tag breaks the rule, or there are too many.
+    """
+    if isinstance(tags, str) or not isinstance(tags, (list, tuple, set, frozenset)):
+        raise RunInfoError(f"tags must be a list of strings, got {tags!r:.80}")
+    for tag in tags:
+        if not isinstance(tag, str) or _TAG_RE.fullmatch(tag) is None:
+            raise RunInfoError(f"a tag is 1-64 characters of letters, digits and ._:=+- starting with a letter "
+                               f"or digit, got {tag!r:.80}")
+    unique = tuple(sorted(set(tags)))
+    if len(unique) > MAX_TAGS:
+        raise RunInfoError(f"a run has at most {MAX_TAGS} tags, got {len(unique)}")
+    return unique
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +199,7 @@ class RunInfo:
         state: ``running``, ``complete``, ``failed`` or ``interrupted``.
         result: the store key of the complete result artifact, once there is one.
         verification: the last verification, if any.
+        tags: labels given with ``run --tag`` (sorted, unique; format 1.1).
     """
 
     run: str
@@ -194,6 +221,7 @@ class RunInfo:
     state: str
     result: str | None = None
     verification: Verification | None = None
+    tags: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.run, str) or _RUN_RE.fullmatch(self.run) is None:
@@ -225,6 +253,8 @@ class RunInfo:
             _digest(self.result, "result")
         if self.verification is not None and not isinstance(self.verification, Verification):
             raise RunInfoError("verification must be a Verification or None")
+        if not isinstance(self.tags, tuple) or normalize_tags(self.tags) != self.tags:
+            raise RunInfoError(f"tags must be a sorted tuple of distinct tags, got {self.tags!r:.80}")
 
     def replace(self, **changes: Any) -> RunInfo:
         """A copy with ``changes`` applied (validated again)."""
@@ -237,6 +267,7 @@ class RunInfo:
             out[field.name] = getattr(self, field.name)
         if self.verification is not None:
             out["verification"] = self.verification.to_dict()
+        out["tags"] = list(self.tags)
         return out
 
     def to_bytes(self) -> bytes:
@@ -250,12 +281,19 @@ class RunInfo:
         Raises:
             RunInfoError: naming ``where`` and the first problem.
         """
-        if isinstance(data, dict) and data.get("run_info_version") != RUN_INFO_VERSION:
-            raise RunInfoError(f"{where}: run_info_version {data.get('run_info_version')!r} is not supported "
-                               f"(this code reads {RUN_INFO_VERSION!r})")
+        version = data.get("run_info_version") if isinstance(data, dict) else None
+        if isinstance(data, dict) and version not in RUN_INFO_READABLE:
+            raise RunInfoError(f"{where}: run_info_version {version!r} is not supported "
+                               f"(this code reads {', '.join(map(repr, RUN_INFO_READABLE))})")
         try:
-            data = _exact_keys(data, INFO_KEYS, where)
+            keys = frozenset(k for k in INFO_KEYS if _ADDED_IN.get(k, "1.0") <= str(version))
+            data = _exact_keys(data, keys, where)
             fields = {k: v for k, v in data.items() if k != "run_info_version"}
+            if "tags" in fields:
+                tags = fields["tags"]
+                if not isinstance(tags, list) or normalize_tags(tags) != tuple(tags):
+                    raise RunInfoError(f"tags must be a sorted list of distinct tags, got {tags!r:.80}")
+                fields["tags"] = tuple(tags)
             check = fields["verification"]
             if check is not None:
                 check = _exact_keys(check, frozenset({"at", "by", "verdict", "detail"}), "verification")
@@ -393,6 +431,7 @@ __all__ = [
     "RunInfo",
     "Verification",
     "is_header_entry",
+    "normalize_tags",
     "read_run_info",
     "record_verification",
     "run_info_ref",

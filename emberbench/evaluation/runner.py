@@ -234,6 +234,7 @@ def run_evaluation(
     policy_spec: str | None = None,
     output_lock: OutputLock | None = None,
     executor_for: ExecutorFor | None = None,
+    tags: Sequence[str] = (),
 ) -> RunSummary:
     """Run every scheduled episode that the output lacks, holding the output for the whole run.
 
@@ -265,6 +266,8 @@ def run_evaluation(
             or little left need not start Ray
             (:func:`emberbench.evaluation.executor_choice.choose_executor`). Resumed
             work is then authenticated in this process.
+        tags: with a store, labels for the run's run-info (added to those an
+            earlier start of the same run gave; see ``normalize_tags``).
 
     Returns:
         A :class:`RunSummary`.
@@ -289,7 +292,7 @@ def run_evaluation(
         if executor is None and executor_for is None:
             executor = InProcessExecutor(suite, policy, store=store, spec=spec)
         return _run(manifest, suite, model_id, out, executor, store, resume=resume, spec=spec, progress=progress,
-                    every=checkpoint_every, seconds=checkpoint_seconds, executor_for=executor_for)
+                    every=checkpoint_every, seconds=checkpoint_seconds, executor_for=executor_for, tags=tags)
     finally:
         if owned:
             lock.release()
@@ -310,7 +313,7 @@ def claim_output(output_path: str | Path) -> OutputLock:
 
 def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, executor: Any, store: Any, *,
          resume: bool, spec: str, progress: Progress | None, every: int, seconds: float,
-         executor_for: ExecutorFor | None = None) -> RunSummary:
+         executor_for: ExecutorFor | None = None, tags: Sequence[str] = ()) -> RunSummary:
     # Without an executor yet (executor_for), resumed work is authenticated in this process.
     authenticator = getattr(executor, "authenticate_records", authenticate_all)
     if store is not None:
@@ -324,7 +327,8 @@ def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, e
             return answer if answer is not None else verify_stored(store, suite, items)
 
         sink: _Sink = StoreSink(store, manifest, model_id, out, resume=resume, spec=spec, every=every,
-                                seconds=seconds, suite=suite, authenticator=authenticator, verifier=verifier)
+                                seconds=seconds, suite=suite, authenticator=authenticator, verifier=verifier,
+                                tags=tags)
     else:
         sink = ArtifactSink(manifest, model_id, out, resume=resume, suite=suite, authenticator=authenticator,
                             spec=spec)

@@ -18,14 +18,16 @@ GOLDEN = ROOT / "tests" / "golden"
 
 
 def golden() -> dict:
-    return json.loads((GOLDEN / "run-info-1.0.json").read_text())
+    return json.loads((GOLDEN / "run-info-1.1.json").read_text())
 
 
 def test_golden_run_info_round_trips() -> None:
-    """The golden sample parses and serializes back to its exact bytes."""
+    """The golden sample parses and serializes back to its exact bytes; a 1.0 sample is read and written as 1.1."""
     info = RunInfo.from_dict(golden())
     assert info.state == "complete" and info.verification is not None and info.verification.verdict == "ok"
-    assert info.to_bytes() + b"\n" == (GOLDEN / "run-info-1.0.json").read_bytes()
+    assert info.to_bytes() + b"\n" == (GOLDEN / "run-info-1.1.json").read_bytes()
+    older = RunInfo.from_dict(json.loads((GOLDEN / "run-info-1.0.json").read_text()))
+    assert older == info.replace(tags=()) and json.loads(older.to_bytes())["run_info_version"] == "1.1"
 
 
 def test_future_run_info_is_refused() -> None:
@@ -45,6 +47,9 @@ def test_future_run_info_is_refused() -> None:
     ({"started": "yesterday"}, "started must be an ISO 8601"),
     ({"result": "XYZ"}, "result must be a lowercase SHA-256"),
     ({"policy": "cmd:a\nb"}, "policy must be"),
+    ({"tags": "baseline"}, "tags must be"),
+    ({"tags": ["b", "a"]}, "tags must be a sorted list"),
+    ({"tags": ["a b"]}, "a tag is"),
     ({"verification": {"at": "2025-01-01T00:00:00Z", "by": "x", "verdict": "fine", "detail": ""}},
      "verdict must be one of"),
 ])

@@ -124,9 +124,25 @@ def test_metric_names_and_groups_match_the_metric_table() -> None:
         assert m.name in properties[m.group]["properties"], m.source
 
 
+OLDER_VERSIONS = {"run-info-1.0.json": "version_1_0"}
+"""Golden samples of a version older than the one written: each validates against its schema's ``$defs`` entry."""
+
+
 def _golden_and_shipped() -> list[Path]:
-    files = sorted(GOLDEN.glob("*-1.0.json")) + [SUITE / "suite.json"] + sorted((SUITE / "scenarios").glob("*.json"))
-    return files + sorted(EXAMPLE.glob("*.json"))
+    files = sorted(GOLDEN.glob("*-1.[0-9].json")) + [SUITE / "suite.json"] + sorted((SUITE / "scenarios").glob("*.json"))
+    return [f for f in files if f.name not in OLDER_VERSIONS] + sorted(EXAMPLE.glob("*.json"))
+
+
+@pytest.mark.parametrize("name", sorted(OLDER_VERSIONS))
+def test_older_golden_versions_validate_against_their_definition(name: str) -> None:
+    """A sample of an older version still read (run-info 1.0) meets the definition its schema keeps for it."""
+    from tests.schema_check import EcmaValidator, registry
+
+    document = json.loads((GOLDEN / name).read_bytes())
+    entry = detect_format(document)
+    older = {"$ref": f"{entry.schema()['$id']}#/$defs/{OLDER_VERSIONS[name]}"}
+    assert list(EcmaValidator(older, registry=registry()).iter_errors(document)) == []
+    assert schema_errors(document, entry.format) != []  # and not against the current version
 
 
 @pytest.mark.parametrize("path", _golden_and_shipped(), ids=lambda p: p.name)
