@@ -101,12 +101,12 @@ def audit_on_ray(store: Any, suite: Suite, *, workers: int | None = None, addres
 
 
 def verify_run_on_ray(store: Any, short_id: str, suite: Suite, *, workers: int | None = None,
-                      address: str | None = None, keyring: Any = None) -> Any:
+                      address: str | None = None, keyring: Any = None, record: bool = True) -> Any:
     """:func:`emberbench.runs.verify.verify_run` with records replayed in parallel."""
     from emberbench.runs.verify import verify_run
 
     with ray_session(address, workers=workers) as info, RayAuthenticator(info.workers) as authenticator:
-        return verify_run(store, short_id, suite, authenticator=authenticator, keyring=keyring)
+        return verify_run(store, short_id, suite, authenticator=authenticator, keyring=keyring, record=record)
 
 
 def aggregate_on_ray(path: str | Path, suite: Suite, resamples: int, *, workers: int | None = None,

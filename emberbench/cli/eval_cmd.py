@@ -192,6 +192,10 @@ def run(
         ) from None
     typer.echo(summary.describe())
     typer.echo(chosen[0].describe())
+    if store is not None:
+        from .store_cmd import refresh_catalog
+
+        refresh_catalog(store)
     if signer is not None:
         _attest_run(store, m, model_id, signer, code, chosen, resolve_address(address))
 
