@@ -176,3 +176,28 @@ def test_log_uses_the_backend_only(store) -> None:  # noqa: ANN001
     """A RefLog over the same backend sees what the store's refs appended."""
     store.refs.set("a/b", store.put(b"x"))
     assert RefLog(store.backend).last_seq() == 0
+
+
+def test_store_log_shows_who_changed_which_ref(store) -> None:  # noqa: ANN001
+    """`store log [REF]` prints each change (seq, time, user@host, ref, old -> new); --json one object a line."""
+    import json
+
+    from tests.run_support import invoke
+
+    a, b = store.put(b"a"), store.put(b"b")
+    store.refs.set(f"results/{RUN}", a)
+    store.refs.set(f"results/{RUN}", b)
+    store.refs.set("other/x", a)
+    out = invoke("store", "log", f"results/{RUN}", "--store", store.locator)
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert len(lines) == 2 and f"results/{RUN}  created -> {a[:16]}" in lines[0] and actor() in lines[0]
+    assert f"{a[:16]} -> {b[:16]}" in lines[1]
+    rows = [json.loads(line) for line in invoke("store", "log", "--json", "--limit", "2", "--store",
+                                                store.locator).output.splitlines()]
+    assert [r["seq"] for r in rows] == [1, 2] and rows[1]["ref"] == "other/x" and rows[0]["run"] == RUN
+    assert invoke("store", "log", "../x", "--store", store.locator).exit_code == 2
+    write_raw(store, "refs/planted/y", (a + "\n").encode())
+    adopted = invoke("store", "log", "--adopt", "--store", store.locator)
+    assert adopted.exit_code == 0 and "adopted  planted/y" in adopted.output and "1 ref(s) adopted" in adopted.output
+    assert check_ref_log(store).ok
