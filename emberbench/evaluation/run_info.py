@@ -304,6 +304,33 @@ class RunInfo:
             raise RunInfoError(message if message.startswith(where) else f"{where}: {message}") from None
 
 
+def trusted_run_info(data: dict[str, Any]) -> RunInfo:
+    """A run-info from a dict this code wrote (``RunInfo.to_dict``), without checking every field again.
+
+    For the catalog index only: it holds thousands of run-infos, each
+    validated when it was read from the store, inside an object whose frame
+    checksum was verified and whose ref the ref log vouches for. Keys and
+    version are still checked; a field of the wrong type fails later, never
+    silently. Anything else reads run-infos with :meth:`RunInfo.from_dict`.
+
+    Raises:
+        RunInfoError: another version, or unknown or missing keys.
+    """
+    if not isinstance(data, dict) or data.get("run_info_version") != RUN_INFO_VERSION or set(data) != INFO_KEYS:
+        raise RunInfoError("an indexed run-info is not one this code writes (version or keys differ)")
+    info = object.__new__(RunInfo)
+    setter = object.__setattr__
+    for name in _FIELD_NAMES:
+        setter(info, name, data[name])
+    setter(info, "tags", tuple(data["tags"]))
+    if data["verification"] is not None:
+        setter(info, "verification", Verification(**data["verification"]))
+    return info
+
+
+_FIELD_NAMES = tuple(f.name for f in dataclasses.fields(RunInfo))
+
+
 def software_versions() -> dict[str, str | None]:
     """EMBERBench, Python and Ray versions of this process (Ray is looked up, never imported)."""
     from importlib.metadata import PackageNotFoundError, version
@@ -394,6 +421,16 @@ def _readable(store: Any, key: str | None) -> RunInfo | None:
         return None
 
 
+def parse_stored(store: Any, key: str, where: str) -> RunInfo:
+    """The run-info stored under ``key`` (capped, validated); ``where`` names it in errors.
+
+    Raises:
+        RunInfoError: too large, not JSON, or invalid.
+        StoreError: the object is missing or corrupt.
+    """
+    return _parse_stored(store, key, where)
+
+
 def _parse_stored(store: Any, key: str, where: str) -> RunInfo:
     from ..io.input_policy import parse_json
 
@@ -432,10 +469,12 @@ __all__ = [
     "Verification",
     "is_header_entry",
     "normalize_tags",
+    "parse_stored",
     "read_run_info",
     "record_verification",
     "run_info_ref",
     "software_versions",
+    "trusted_run_info",
     "this_host",
     "this_user",
     "utc_now",

@@ -366,6 +366,8 @@ def export_run(store: Any, short_id: str, out: str | os.PathLike[str], *, force:
 
 def _width(text: str) -> int:
     """Terminal columns of ``text`` (wide East Asian characters take two, combining marks none)."""
+    if text.isascii():
+        return len(text)  # printable ASCII: one column each (a listing is mostly this)
     return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
                for c in text)
 
@@ -376,6 +378,10 @@ def fit(text: str, columns: int, *, keep_end: bool = False) -> str:
     ``keep_end`` keeps the end of a long text instead of its start (suite ids
     differ in their ends: ``...-v1-public``).
     """
+    if text.isascii() and text.isprintable():
+        if len(text) <= columns:
+            return text.ljust(columns)
+        return "~" + text[len(text) - columns + 1:] if keep_end else text[:columns - 1] + "~"
     if _width(text) > columns:
         kept, used = [], 0
         for c in (reversed(text) if keep_end else text):

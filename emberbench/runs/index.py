@@ -30,13 +30,14 @@ listing (``runs ls --scan``), not by the index.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import StoreUsageError
-from ..evaluation.run_info import RUN_INFO_REF_PREFIX, RunInfo
+from ..evaluation.run_info import RUN_INFO_REF_PREFIX, trusted_run_info
 from ..evaluation.store_names import RESULT_REF_PREFIX, is_run_name, run_names
 from ..io.versions import CATALOG_INDEX_VERSION
 from .catalog import CatalogRow, read_row
@@ -133,9 +134,9 @@ def parse_index(data: bytes) -> CatalogIndex:
             raise IndexUnusable(f"run {name}: exactly one of info and damage must be set")
         if info is not None:
             try:
-                parsed = RunInfo.from_dict(info, where=f"index run {name}")
-            except RunInfoError as exc:
-                raise IndexUnusable(str(exc)) from None
+                parsed = trusted_run_info(info)
+            except (RunInfoError, TypeError) as exc:
+                raise IndexUnusable(f"run {name}: {exc}") from None
             if parsed.run != name or key is None:
                 raise IndexUnusable(f"run {name}: its run-info names another run, or it has no key")
             runs[name] = IndexedRun(key, CatalogRow(name, parsed, None))
@@ -146,29 +147,60 @@ def parse_index(data: bytes) -> CatalogIndex:
     return CatalogIndex(position, entry, runs)
 
 
+_KEY_RE = re.compile(r"[0-9a-f]{64}")
+
+
 def _is_key(value: object) -> bool:
-    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+    return isinstance(value, str) and _KEY_RE.fullmatch(value) is not None
 
 
 # -- reading runs ---------------------------------------------------------------------------
 
 
-def _read_runs(store: Any, names: Iterable[str]) -> dict[str, IndexedRun]:
-    """Each run's run-info key and row, read from the store (in parallel on a remote store)."""
+def _read_runs(store: Any, names: Iterable[str], known: dict[str, str | None] | None = None
+               ) -> dict[str, IndexedRun]:
+    """Each run's run-info key and row, read from the store (in parallel on a remote store).
+
+    ``known`` maps runs to the key their ``runs/`` ref was last logged to
+    hold (None: deleted): their ref is not read again.
+    """
     from emberbench.store import RefError
 
     def one(name: str) -> tuple[str, IndexedRun]:
+        if known is not None and name in known:
+            key = known[name]
+            return name, IndexedRun(key, _row_at(store, name, key))
         try:
-            key: str | None = store.refs.get(RUN_INFO_REF_PREFIX + name)
+            found: str | None = store.refs.get(RUN_INFO_REF_PREFIX + name)
         except RefError:
-            key = None
-        return name, IndexedRun(key, read_row(store, name))
+            found = None
+        return name, IndexedRun(found, read_row(store, name))
 
     wanted = sorted(set(names))
     if not getattr(store.backend, "remote", False) or len(wanted) < 2:
         return dict(map(one, wanted))
     with ThreadPoolExecutor(max_workers=16) as pool:
         return dict(pool.map(one, wanted))
+
+
+def _row_at(store: Any, name: str, key: str | None) -> CatalogRow:
+    """The row of run ``name`` whose run-info the ref log says is ``key`` (None: its ref was deleted)."""
+    from emberbench.store import StoreError, StoreIOError
+
+    from ..errors import RunInfoError
+    from ..evaluation.run_info import parse_stored
+
+    if key is None:
+        return read_row(store, name)  # no run-info: the row says why (or the run is gone)
+    try:
+        info = parse_stored(store, key, f"ref {RUN_INFO_REF_PREFIX}{name}")
+    except StoreIOError:
+        raise
+    except (RunInfoError, StoreError) as exc:
+        return CatalogRow(name, None, " ".join(str(exc).split()))
+    if info.run != name:
+        return CatalogRow(name, None, f"its run-info names another run ({info.run})")
+    return CatalogRow(name, info, None)
 
 
 def _log_position(store: Any) -> tuple[int, str | None]:
@@ -213,7 +245,7 @@ def load_index(store: Any) -> tuple[str | None, CatalogIndex | None, str | None]
         return key, None, f"the catalog index is damaged ({exc.reason})"
 
 
-def _tail(store: Any, index: CatalogIndex) -> list[Any]:
+def _tail(store: Any, index: CatalogIndex, key: str | None = None) -> list[Any]:
     """The ref log entries after the index's position (IndexUnusable if the log moved under it or they are too many)."""
     from emberbench.store import RefLogError
 
@@ -235,22 +267,34 @@ def _tail(store: Any, index: CatalogIndex) -> list[Any]:
         if isinstance(item, RefLogError):
             raise IndexUnusable(f"the ref log after the index cannot be read ({item})")
         entries.append(item)
+    if key is not None:
+        # The index's own ref change is logged after its position: the last one must name this index,
+        # else the ref was pointed at it around the store (and its content is nobody's word).
+        own = [e for e in entries if e.ref == INDEX_REF]
+        if not own or own[-1].new != key:
+            raise IndexUnusable("the catalog index ref was changed without a ref log entry")
     return entries
 
 
-def apply_tail(store: Any, index: CatalogIndex) -> tuple[CatalogIndex, int]:
+def apply_tail(store: Any, index: CatalogIndex, key: str | None = None) -> tuple[CatalogIndex, int]:
     """The index brought up to the end of the ref log, and how many entries that took.
+
+    ``key`` is the stored index's key, when ``index`` was loaded from the
+    store: its ref change must then be in the tail, naming it.
 
     Raises:
         IndexUnusable: see :func:`_tail`.
     """
-    entries = _tail(store, index)
+    entries = _tail(store, index, key)
     if not entries:
         return index, 0
-    touched = {e.run for e in entries
-               if e.run is not None and e.ref in (RUN_INFO_REF_PREFIX + e.run, RESULT_REF_PREFIX + e.run)}
+    # The last logged value of each touched runs/ ref is its value now (a change around the log is
+    # fsck's to report); a results/ ref matters only for a run the index does not list yet.
+    known = {e.run: e.new for e in entries if e.run is not None and e.ref == RUN_INFO_REF_PREFIX + e.run}
+    touched = set(known) | {e.run for e in entries if e.run is not None and e.ref == RESULT_REF_PREFIX + e.run
+                            and e.run not in index.runs}
     runs = dict(index.runs)
-    for name, item in _read_runs(store, touched).items():
+    for name, item in _read_runs(store, touched, known).items():
         if item.key is None and item.row.info is None and _gone(store, name):
             runs.pop(name, None)  # deleted (store rm-run): no ref and no journal left
         else:
@@ -289,7 +333,7 @@ def refresh_index(store: Any, *, attempts: int = 4) -> tuple[str, CatalogIndex, 
         rebuilt = index is None
         if index is not None:
             try:
-                index, _ = apply_tail(store, index)
+                index, _ = apply_tail(store, index, key)
             except IndexUnusable:
                 rebuilt, index = True, None
         if index is None:
@@ -326,7 +370,7 @@ def query_index(store: Any) -> IndexAnswer:
     if index is None:
         return IndexAnswer(None, reason, 0, None, key)
     try:
-        current, applied = apply_tail(store, index)
+        current, applied = apply_tail(store, index, key)
     except IndexUnusable as exc:
         return IndexAnswer(None, exc.reason, 0, None, key)
     rows = [current.runs[name].row for name in sorted(current.runs)]
@@ -347,7 +391,7 @@ def check_index(store: Any) -> list[str]:
     if index is None:
         return [] if key is None and reason == NO_INDEX else [f"{INDEX_REF}: {reason}"]
     try:
-        current, _ = apply_tail(store, index)
+        current, _ = apply_tail(store, index, key)
     except IndexUnusable as exc:
         return [f"{INDEX_REF}: {exc.reason} (`emberbench runs reindex` rebuilds it)"]
     problems = []

@@ -218,3 +218,15 @@ def test_run_tag_reaches_the_catalog_and_show_tells_how_to_reproduce(tmp_path, s
     assert "reproduce: emberbench run --manifest manifest.json --policy greedy --model-id alpha" in text
     assert "--tag baseline --tag paper:v2" in text and "emberbench store cat" in text
     assert "signer: none (unsigned)" in text and "versions: emberbench" in text
+
+
+def test_an_index_ref_moved_around_the_store_is_not_used(store) -> None:  # noqa: ANN001
+    """An index object put and named by a ref written without the store (no log entry) is nobody's word: not used."""
+    _fill(store, 2)
+    reindex(store)
+    forged = parse_index(store.get(store.refs.get(INDEX_REF)))
+    forged.runs.pop(sorted(forged.runs)[0])
+    key = store.put(forged.to_bytes())
+    _write_raw(store, f"refs/{INDEX_REF}", (key + "\n").encode())
+    assert query_index(store).reason == "the catalog index ref was changed without a ref log entry"
+    assert any("changed without a ref log entry" in p for p in check_index(store))
