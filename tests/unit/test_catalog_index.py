@@ -176,7 +176,7 @@ def test_run_info_1_0_is_still_read_and_1_1_round_trips() -> None:
     new_bytes = (GOLDEN / "run-info-1.1.json").read_bytes()
     info = RunInfo.from_dict(json.loads(new_bytes))
     assert info.tags == ("baseline", "paper:v2") and info.to_bytes() + b"\n" == new_bytes
-    assert old.replace(tags=info.tags) == info
+    assert old.replace(tags=info.tags, model_usage=info.model_usage) == info
     with pytest.raises(RunInfoError, match="missing key"):
         RunInfo.from_dict({k: v for k, v in json.loads(new_bytes).items() if k != "tags"})
     with pytest.raises(RunInfoError, match="unknown key"):
