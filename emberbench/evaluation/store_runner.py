@@ -40,7 +40,7 @@ import hashlib
 import time
 import zlib
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +50,7 @@ from ..results.manifest import EvaluationManifest
 from .record_spool import RecordSpool
 from ..results.artifact import artifact_chunks, episode_chunk
 from .run_info import JournalHeader, RunInfo, is_header_entry, software_versions, this_host, this_user, utc_now
-from .run_info import Nodes, node_counts, write_run_info
+from .run_info import Nodes, node_counts, normalize_tags, write_run_info
 from .output import output_exists
 from .run_sidecar import new_sidecar, output_sidecar, write_sidecar
 from .store_adopt import DONE, REGENERATE, adopt_artifact, verify_journaled
@@ -143,12 +143,13 @@ class StoreSink:
 
     def __init__(self, store: Any, manifest: EvaluationManifest, model_id: str, out: Path, *, resume: bool,
                  spec: str, every: int, seconds: float, suite: Any, authenticator: Any, verifier: Any,
-                 nodes: Mapping[str, int] | None = None) -> None:
+                 nodes: Mapping[str, int] | None = None, tags: Sequence[str] = ()) -> None:
         from emberbench.store import journal_name
 
         self.store, self.manifest, self.model_id, self.out = store, manifest, model_id, out
         self.spec, self.every, self.seconds = spec, every, seconds
         self.nodes: Mapping[str, int] = {} if nodes is None else nodes
+        self.tags = normalize_tags(list(tags))
         self.name = journal_name(manifest.hash, model_id)
         n = len(manifest.episodes)
         self.state = bytearray(n)  # NOT_DONE, DONE or REGENERATE per manifest index
@@ -256,11 +257,28 @@ class StoreSink:
             user=this_user(), started=self.header.started, ended=None, episodes_done=self.count,
             episodes_scheduled=len(m.episodes), state="running", result=self._finished_result(),
             model_usage=self.usage,
+            tags=self._tags(),
         )
 
     def _nodes(self) -> Nodes | None:
         """The run-info's ``nodes``: None while nothing was played now (the stored ones are then kept)."""
         return node_counts(self.nodes) or None
+
+    def _tags(self) -> tuple[str, ...]:
+        """This start's tags and those an earlier start of the run recorded (a resume keeps them)."""
+        from emberbench.store import StoreError, StoreIOError
+
+        from ..errors import RunInfoError
+        from .run_info import read_run_info
+
+        try:
+            earlier = read_run_info(self.store, self.name)
+        except StoreIOError:
+            raise
+        except (RunInfoError, StoreError):
+            earlier = None  # unreadable: it is rewritten below; its tags are lost with it
+        old = () if earlier is None or earlier.run != self.name else earlier.tags
+        return normalize_tags([*old, *self.tags])
 
     def _usage_before(self) -> Any:
         """The execution accounting earlier starts of this run recorded (None if none, or unreadable)."""

@@ -102,6 +102,100 @@ def read_row(store: Any, run: str) -> CatalogRow:
     return CatalogRow(run, info, None)
 
 
+SORT_KEYS = ("id", "started", "ended", "model", "policy", "suite", "state", "done", "user")
+"""What ``runs ls --sort`` may order by (each ties broken by id)."""
+_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_TIME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """Which runs ``runs ls`` lists, in which order, how many.
+
+    Every filter given must match (tags: the run has every tag named). A
+    damaged run cannot be matched and is always listed. ``since``/``until``
+    bound the start time, inclusive: a date (``2026-01-31``) or a UTC time
+    (``2026-01-31T12:00:00Z``); a date as ``until`` includes that whole day.
+    """
+
+    model: str | None = None
+    manifest: str | None = None
+    state: str | None = None
+    suite: str | None = None
+    policy: str | None = None
+    user: str | None = None
+    tags: tuple[str, ...] = ()
+    since: str | None = None
+    until: str | None = None
+    sort: str = "id"
+    reverse: bool = False
+    limit: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.state is not None and self.state not in STATES:
+            raise StoreUsageError(f"state must be one of {', '.join(STATES)}, got {self.state!r}")
+        if self.manifest is not None and not _HEX_RE.fullmatch(self.manifest):
+            raise StoreUsageError(f"--manifest must be (a prefix of) a lowercase hex manifest hash, "
+                                  f"got {self.manifest!r}")
+        if self.sort not in SORT_KEYS:
+            raise StoreUsageError(f"--sort must be one of {', '.join(SORT_KEYS)}, got {self.sort!r}")
+        if self.limit is not None and (isinstance(self.limit, bool) or self.limit < 1):
+            raise StoreUsageError(f"--limit must be at least 1, got {self.limit!r}")
+        for name in ("since", "until"):
+            value = getattr(self, name)
+            if value is not None and not (_DATE_RE.fullmatch(value) or _TIME_RE.fullmatch(value)):
+                raise StoreUsageError(f"--{name} must be a date like 2026-01-31 or a UTC time like "
+                                      f"2026-01-31T12:00:00Z, got {value!r:.40}")
+
+    def matches(self, info: RunInfo) -> bool:
+        """Whether a (readable) run passes every filter."""
+        since = None if self.since is None else (self.since + "T00:00:00Z" if len(self.since) == 10 else self.since)
+        until = None if self.until is None else (self.until + "T23:59:59Z" if len(self.until) == 10 else self.until)
+        return not ((self.model is not None and info.model_id != self.model)
+                    or (self.manifest is not None and not info.manifest_hash.startswith(self.manifest))
+                    or (self.state is not None and info.state != self.state)
+                    or (self.suite is not None and info.suite_id != self.suite)
+                    or (self.policy is not None and info.policy != self.policy)
+                    or (self.user is not None and info.user != self.user)
+                    or any(tag not in info.tags for tag in self.tags)
+                    or (since is not None and info.started < since)
+                    or (until is not None and info.started > until))
+
+
+def _sort_value(row: CatalogRow, key: str) -> tuple[Any, ...]:
+    info = row.info
+    if key == "id":
+        return (0, "", row.run)
+    if info is None:
+        return (1, "", row.run)
+    value: Any = {"started": info.started, "ended": info.ended or "", "model": info.model_id,
+                  "policy": info.policy, "suite": info.suite_id, "state": info.state,
+                  "done": info.episodes_done, "user": info.user}[key]
+    return (0, value, row.run)
+
+
+def select(rows: Iterable[CatalogRow], query: Query) -> list[CatalogRow]:
+    """The rows ``query`` keeps, in its order, at most ``limit`` readable ones.
+
+    Damaged rows are always kept (no filter or limit hides damage): in id
+    order among the others when sorting by id, else after them.
+    """
+    kept = [row for row in rows if row.info is None or query.matches(row.info)]
+    kept.sort(key=lambda r: _sort_value(r, query.sort), reverse=query.reverse)
+    if query.sort != "id":
+        kept = [r for r in kept if r.info is not None] + [r for r in kept if r.info is None]
+    if query.limit is None:
+        return kept
+    out, counted = [], 0
+    for row in kept:
+        if row.info is None:
+            out.append(row)
+        elif counted < query.limit:
+            out.append(row)
+            counted += 1
+    return out
+
+
 def iter_catalog(store: Any, *, model: str | None = None, manifest: str | None = None,
                  state: str | None = None, names: list[str] | None = None) -> Iterator[CatalogRow]:
     """One row per run, in name order, keeping those that match every filter given.
@@ -273,6 +367,8 @@ def export_run(store: Any, short_id: str, out: str | os.PathLike[str], *, force:
 
 def _width(text: str) -> int:
     """Terminal columns of ``text`` (wide East Asian characters take two, combining marks none)."""
+    if text.isascii():
+        return len(text)  # printable ASCII: one column each (a listing is mostly this)
     return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
                for c in text)
 
@@ -283,6 +379,10 @@ def fit(text: str, columns: int, *, keep_end: bool = False) -> str:
     ``keep_end`` keeps the end of a long text instead of its start (suite ids
     differ in their ends: ``...-v1-public``).
     """
+    if text.isascii() and text.isprintable():
+        if len(text) <= columns:
+            return text.ljust(columns)
+        return "~" + text[len(text) - columns + 1:] if keep_end else text[:columns - 1] + "~"
     if _width(text) > columns:
         kept, used = [], 0
         for c in (reversed(text) if keep_end else text):
@@ -418,6 +518,7 @@ def describe(details: RunDetails) -> list[str]:
             lines.append(f"{field}: {'-' if value is None else value}")
         lines.append("nodes: -" if info.nodes is None else
                      "nodes: " + ", ".join(f"{name} {count}" for name, count in info.nodes))
+        lines.append(f"tags: {', '.join(info.tags) or '-'}")
         if info.model_usage is not None:
             lines.append(f"model usage: {info.model_usage.describe()}")
         check = info.verification
@@ -432,7 +533,9 @@ def describe(details: RunDetails) -> list[str]:
 __all__ = [
     "DISPLAY_PREFIX",
     "MIN_PREFIX",
+    "SORT_KEYS",
     "CatalogRow",
+    "Query",
     "RunDetails",
     "catalog_json_rows",
     "describe",
@@ -445,6 +548,7 @@ __all__ = [
     "read_row",
     "resolve_run",
     "result_key",
+    "select",
     "short_id_length",
     "show_run",
 ]
