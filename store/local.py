@@ -20,12 +20,13 @@ from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
 from . import _fs, _nofollow, lock
-from .backend import ANY, Backend, ObjectInfo
+from .backend import ANY, Backend, ObjectInfo, WriterLease
 from .errors import ObjectNotFoundError, RefConflictError, StoreIOError, StoreLayoutError
 from .journal import MAX_JOURNAL_BYTES, JournalWriter
 from .keys import validate_journal_name, validate_key, validate_ref_name
 from .layout import JOURNAL_SUFFIX, Layout, open_layout
 from .local_journal import FileJournalWriter, delete_journal_file, read_journal_file, special_journal_file
+from .local_lease import LocalLease, is_lease_name, live_leases, release_dead
 
 REF_CAP = 1024
 # Filesystems without hard links report one of these from link(2); rename is
@@ -41,10 +42,17 @@ class LocalBackend(Backend):
         self.root = layout.root
         self._root = str(layout.root)
         self.locator = str(layout.root.resolve())
+        self._lease = LocalLease(self._root)
 
     @classmethod
     def open(cls, root: str | os.PathLike[str], *, create: bool = False) -> LocalBackend:
-        return cls(open_layout(root, create=create))
+        layout, created = open_layout(root, create=create)
+        backend = cls(layout)
+        backend.created = created
+        return backend
+
+    def close(self) -> None:
+        self._lease.release()
 
     # -- objects -----------------------------------------------------------------
 
@@ -223,6 +231,8 @@ class LocalBackend(Backend):
                         continue
                     if stat.S_ISDIR(info.st_mode) and parts[:1] == ("refs",):
                         scan((*parts, name), everything)
+                    elif parts == ("tmp",) and is_lease_name(name):
+                        continue  # a writer lease, not a temp (see store.local_lease)
                     elif everything or (name.startswith(".") and name.endswith(_fs.TEMP_SUFFIX)):
                         found.append(("/".join((*parts, name)), info.st_mtime))
 
@@ -242,13 +252,24 @@ class LocalBackend(Backend):
 
     # -- guards ------------------------------------------------------------------------
 
-    def writer_guard(self) -> contextlib.AbstractContextManager[None]:
-        return lock.locked(self.layout.gc_lock, shared=True)
+    @contextlib.contextmanager
+    def writer_guard(self) -> Iterator[None]:
+        self._lease.ensure()  # first write: this process's lease, so gc keeps what it puts
+        with lock.locked(self.layout.gc_lock, shared=True):
+            yield
 
     @contextlib.contextmanager
-    def exclusive_guard(self, timeout: float) -> Iterator[Callable[[], None]]:
+    def exclusive_guard(self, timeout: float, *, beside_writers: bool = False) -> Iterator[Callable[[], None]]:
+        # gc.lock excludes every put and reference in progress (and other gcs);
+        # it is never held between a run's operations, so gc always runs beside writers.
         with lock.locked(self.layout.gc_lock, shared=False, timeout=timeout):
             yield lambda: None  # flock is never lost while held
+
+    def writer_leases(self) -> list[WriterLease]:
+        return live_leases(self._root, self._lease.name)
+
+    def release_dead_leases(self) -> list[str]:
+        return release_dead(self._root, self._lease.name)
 
     # -- refs --------------------------------------------------------------------------
 

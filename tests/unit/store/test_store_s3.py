@@ -146,20 +146,6 @@ def test_racing_puts_one_object(s3_locator: str) -> None:
     assert fsck(st, verify_data=True).ok
 
 
-def test_gc_waits_for_a_live_writer_lease(s3_locator: str) -> None:
-    """gc --apply does not sweep while another process holds a writer lease; it runs once the writer closes."""
-    writer = open_store(s3_locator, create=True)
-    garbage = writer.put(b"unreferenced")
-    collector = open_store(s3_locator)
-    collector.backend.leases = type(writer.backend.leases)(  # a second process's identity
-        collector.backend.client, collector.backend.bucket, collector.backend.prefix, collector.backend.name)
-    with pytest.raises(LockError, match="writer"):
-        gc(collector, grace_seconds=0, apply=True, lock_timeout=0.5)
-    assert writer.has(garbage)
-    writer.close()
-    assert gc(collector, grace_seconds=0, apply=True).deleted == (garbage,)
-
-
 def test_writer_waits_for_gc_lease(s3_locator: str) -> None:
     """While gc holds its lease, a writer cannot take a writer lease (it waits, then gives up)."""
     from emberbench.store import s3_lease
