@@ -203,6 +203,7 @@ class JournalWriter:
         self.name = name
         self._has = has
         self._broken = False
+        self._failure = ""
         self._open = True
         self._entries: list[JournalEntry] = []
         self._finish: JournalEntry | None = None
@@ -265,7 +266,8 @@ class JournalWriter:
         if not self._open:
             raise JournalError(self.name, "journal is closed")
         if self._broken:
-            raise JournalError(self.name, "a previous append failed; reopen the journal")
+            cause = f" ({self._failure})" if self._failure else ""
+            raise JournalError(self.name, f"a previous append failed{cause}; reopen the journal")
 
     def rewrite(self, items: Iterable[tuple[Mapping[str, Any], Iterable[str]]],
                 finish: tuple[Mapping[str, Any], Iterable[str]] | None = None) -> None:
@@ -296,7 +298,11 @@ class JournalWriter:
                 raise JournalError(self.name, f"a rewritten journal of {len(data)} bytes exceeds the "
                                               f"{MAX_JOURNAL_BYTES}-byte cap")
             self._broken = True  # cleared only once the new journal is in place
-            self._replace(data)
+            try:
+                self._replace(data)
+            except Exception as exc:
+                self._failure = " ".join(str(exc).split())[:300]
+                raise
             self._broken = False
             self._entries = [entry for kind, entry, _ in prepared if kind == ENTRY]
             self._finish = next((entry for kind, entry, _ in prepared if kind == FINISH), None)
@@ -325,7 +331,11 @@ class JournalWriter:
             return
         blob = b"".join(frame for _, _, frame in prepared)
         self._broken = True  # cleared only once the bytes are durable
-        self._persist(blob)
+        try:
+            self._persist(blob)
+        except Exception as exc:
+            self._failure = " ".join(str(exc).split())[:300]  # what a later refusal says
+            raise
         self._broken = False
         for kind, entry, _ in prepared:
             if kind == FINISH:
@@ -345,6 +355,12 @@ class JournalWriter:
 
     def _delete_held(self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def keep_alive(self) -> None:
+        """Renew the writer's hold on the journal if it is due (a heartbeat); a no-op where the hold never lapses.
+
+        Safe to call from another thread than the one that appends.
+        """
 
     def discard_if_empty(self) -> bool:
         """Close the writer; if the journal holds no entry and no finish marker, delete it first.

@@ -151,6 +151,11 @@ class S3Backend(Backend):
 
     def get_small(self, key: str, cap: int) -> bytes | None:
         """The bytes of a small object (a ref, a journal segment, the format), or None if absent."""
+        piece = self.get_piece(key, cap)
+        return None if piece is None else piece[0]
+
+    def get_piece(self, key: str, cap: int) -> tuple[bytes, dict[str, str]] | None:
+        """The bytes and user metadata of a journal piece, or None if absent (capped like :meth:`get_small`)."""
         try:
             reply = self.client.get_object(Bucket=self.bucket, Key=key)
         except client_errors() as exc:
@@ -163,7 +168,7 @@ class S3Backend(Backend):
             data = body.read(cap + 1)
         if len(data) > cap:
             raise StoreLayoutError(self._where(key), f"larger than the {cap}-byte cap for this kind of entry")
-        return data
+        return data, {str(k).lower(): str(v) for k, v in (reply.get("Metadata") or {}).items()}
 
     def delete_key(self, key: str, **conditions: str) -> None:
         try:

@@ -22,7 +22,7 @@ from emberbench.store import (
 )
 from emberbench.store.copy import copy_store
 from emberbench.store.locator import parse_s3
-from emberbench.store.s3_journal import segment_key
+from emberbench.store.s3_journal import piece_metadata, segment_key
 
 
 @pytest.mark.parametrize(
@@ -94,6 +94,9 @@ def test_missing_segment_detected(s3_locator: str) -> None:
     with pytest.raises(JournalCorruptError, match="segment 2"):
         st.read_journal("run")
     client.put_object(Bucket=bucket, Key=key2, Body=good)
+    with pytest.raises(JournalCorruptError, match="segment 2 lacks the journal and number"):
+        st.read_journal("run")  # the right bytes, uploaded plainly: no longer provably in their place
+    client.put_object(Bucket=bucket, Key=key2, Body=good, Metadata=piece_metadata("run", 2))
     assert [e.data["index"] for e in st.read_journal("run").entries] == [0, 1, 2, 3]
 
 
