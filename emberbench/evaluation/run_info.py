@@ -148,11 +148,15 @@ class Verification:
         return {"at": self.at, "by": self.by, "verdict": self.verdict, "detail": self.detail}
 
 
-INFO_KEYS = frozenset({
+INFO_KEYS_1_0 = frozenset({
     "run_info_version", "run", "model_id", "policy", "manifest_hash", "suite_id", "suite_version", "suite_hash",
     "emberbench_version", "python_version", "ray_version", "host", "user", "started", "ended", "episodes_done",
     "episodes_scheduled", "state", "result", "verification",
 })
+INFO_KEYS = INFO_KEYS_1_0 | {"heartbeat"}
+"""The keys of the version this code writes (:data:`RUN_INFO_VERSION`)."""
+READ_VERSIONS = {"1.0": INFO_KEYS_1_0, RUN_INFO_VERSION: INFO_KEYS}
+"""Every run-info version this code reads, with its keys (1.0 has no heartbeat: read as None)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +177,9 @@ class RunInfo:
         state: ``running``, ``complete``, ``failed`` or ``interrupted``.
         result: the store key of the complete result artifact, once there is one.
         verification: the last verification, if any.
+        heartbeat: the last heartbeat of the running run, on the store's clock
+            (:mod:`emberbench.evaluation.liveness`); None in a run-info of
+            version 1.0, written before heartbeats.
     """
 
     run: str
@@ -194,6 +201,7 @@ class RunInfo:
     state: str
     result: str | None = None
     verification: Verification | None = None
+    heartbeat: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.run, str) or _RUN_RE.fullmatch(self.run) is None:
@@ -225,6 +233,8 @@ class RunInfo:
             _digest(self.result, "result")
         if self.verification is not None and not isinstance(self.verification, Verification):
             raise RunInfoError("verification must be a Verification or None")
+        if self.heartbeat is not None:
+            _time(self.heartbeat, "heartbeat")
 
     def replace(self, **changes: Any) -> RunInfo:
         """A copy with ``changes`` applied (validated again)."""
@@ -250,11 +260,13 @@ class RunInfo:
         Raises:
             RunInfoError: naming ``where`` and the first problem.
         """
-        if isinstance(data, dict) and data.get("run_info_version") != RUN_INFO_VERSION:
-            raise RunInfoError(f"{where}: run_info_version {data.get('run_info_version')!r} is not supported "
-                               f"(this code reads {RUN_INFO_VERSION!r})")
+        version = data.get("run_info_version") if isinstance(data, dict) else None
+        if isinstance(data, dict) and (not isinstance(version, str) or version not in READ_VERSIONS):
+            readable = " and ".join(repr(v) for v in READ_VERSIONS)
+            raise RunInfoError(f"{where}: run_info_version {version!r} is not supported "
+                               f"(this code reads {readable})")
         try:
-            data = _exact_keys(data, INFO_KEYS, where)
+            data = _exact_keys(data, READ_VERSIONS[version] if isinstance(version, str) else INFO_KEYS, where)
             fields = {k: v for k, v in data.items() if k != "run_info_version"}
             check = fields["verification"]
             if check is not None:

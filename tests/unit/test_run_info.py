@@ -18,14 +18,31 @@ GOLDEN = ROOT / "tests" / "golden"
 
 
 def golden() -> dict:
-    return json.loads((GOLDEN / "run-info-1.0.json").read_text())
+    return json.loads((GOLDEN / "run-info-1.1.json").read_text())
 
 
 def test_golden_run_info_round_trips() -> None:
     """The golden sample parses and serializes back to its exact bytes."""
     info = RunInfo.from_dict(golden())
     assert info.state == "complete" and info.verification is not None and info.verification.verdict == "ok"
-    assert info.to_bytes() + b"\n" == (GOLDEN / "run-info-1.0.json").read_bytes()
+    assert info.heartbeat == "2025-01-31T12:01:00Z"
+    assert info.to_bytes() + b"\n" == (GOLDEN / "run-info-1.1.json").read_bytes()
+
+
+def test_a_run_info_of_version_1_0_is_still_read() -> None:
+    """Version 1.0 (before heartbeats) is read, its heartbeat None; it is written back as 1.1. A 1.0 run-info
+    with a heartbeat, or a 1.1 one without, is refused."""
+    old = json.loads((GOLDEN / "run-info-1.0.json").read_text())
+    info = RunInfo.from_dict(old)
+    assert info.heartbeat is None and info.to_dict()["run_info_version"] == "1.1"
+    assert {k: v for k, v in info.to_dict().items() if k not in ("run_info_version", "heartbeat")} == \
+        {k: v for k, v in old.items() if k != "run_info_version"}
+    with pytest.raises(RunInfoError, match="unknown key"):
+        RunInfo.from_dict({**old, "heartbeat": None})
+    newer = golden()
+    del newer["heartbeat"]
+    with pytest.raises(RunInfoError, match="missing key"):
+        RunInfo.from_dict(newer)
 
 
 def test_future_run_info_is_refused() -> None:
