@@ -25,12 +25,13 @@ PARTIAL_EXIT = 3
 
 
 class State(str, enum.Enum):
-    """The states a run may be in."""
+    """The states a run may be in (``dead``: running by its run-info, but its heartbeat is stale)."""
 
     running = "running"
     complete = "complete"
     failed = "failed"
     interrupted = "interrupted"
+    dead = "dead"
 
 
 class Executor(str, enum.Enum):
@@ -51,15 +52,21 @@ def ls(
 
     A run whose run-info cannot be read is listed as ``damaged`` with the
     reason, and the listing goes on; the command then says how many in one
-    error line and exits 1.
+    error line and exits 1. A running run whose heartbeat is stale is shown
+    (and filtered) as ``dead``.
     """
+    from ..evaluation.liveness import effective_state
     from ..evaluation.store_names import run_names
     from ..runs.catalog import catalog_json_rows, format_row, header_line, iter_catalog, short_id_length
 
     st = _open(store_dir)
     names = run_names(st)
-    rows = iter_catalog(st, model=model, manifest=manifest, state=None if state is None else state.value,
-                        names=names)
+    now = st.now()
+    wanted = None if state is None else state.value
+    live = wanted in ("running", "dead")  # both are running by their run-info: the heartbeat tells them apart
+    rows = iter_catalog(st, model=model, manifest=manifest, state="running" if live else wanted, names=names)
+    if live:
+        rows = (row for row in rows if row.info is None or effective_state(row.info, now) == wanted)
     damaged = 0
 
     def counted(source):  # noqa: ANN001, ANN202 - a generator over rows
@@ -75,7 +82,7 @@ def ls(
         width = short_id_length(names)
         typer.echo(header_line(width))
         for row in counted(rows):
-            typer.echo(format_row(row, width))
+            typer.echo(format_row(row, width, now=now))
     if damaged:
         raise fail(f"{damaged} run(s) listed as damaged: their run-info cannot be read (see above)")
 
@@ -87,7 +94,7 @@ def show(run_id: RunIdArgument, store_dir: StoreOption = None) -> None:
 
     st = _open(store_dir)
     details = show_run(st, run_id)
-    for line in describe(details):
+    for line in describe(details, now=st.now()):
         typer.echo(line)
     typer.echo(f"attestation: {describe_stored_attestation(st, details.row.run)}")
 

@@ -317,8 +317,9 @@ def write_run_info(store: Any, info: RunInfo) -> str:
     """Store ``info`` and point ``runs/<run>`` at it; the only way a run's own progress is written.
 
     The ref moves by compare-and-swap: a verification another process
-    recorded meanwhile (:func:`record_verification`) is carried over unless
-    ``info`` brings a newer one, so neither writer loses the other's update.
+    recorded meanwhile (:func:`record_verification`), or a later heartbeat
+    (:mod:`emberbench.evaluation.liveness`), is carried over unless ``info``
+    brings a newer one, so neither writer loses the other's update.
 
     Returns:
         The key of the stored run-info.
@@ -329,7 +330,10 @@ def write_run_info(store: Any, info: RunInfo) -> str:
         current = _readable(store, current_key)
         if current is not None and current.verification is not None and (
                 info.verification is None or info.verification.at < current.verification.at):
-            merged = info.replace(verification=current.verification)
+            merged = merged.replace(verification=current.verification)
+        if current is not None and current.run == info.run and current.heartbeat is not None and (
+                info.heartbeat is None or info.heartbeat < current.heartbeat):
+            merged = merged.replace(heartbeat=current.heartbeat)  # a heartbeat recorded meanwhile stays
         return store.put(merged.to_bytes())
 
     key = store.refs.update(run_info_ref(info.run), change)

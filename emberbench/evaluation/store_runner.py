@@ -51,6 +51,7 @@ from .record_spool import RecordSpool
 from ..results.artifact import artifact_chunks, episode_chunk
 from .run_info import JournalHeader, RunInfo, is_header_entry, software_versions, this_host, this_user, utc_now
 from .run_info import write_run_info
+from .liveness import Heartbeat, store_time
 from .output import output_exists
 from .run_sidecar import new_sidecar, output_sidecar, write_sidecar
 from .store_adopt import DONE, REGENERATE, adopt_artifact, verify_journaled
@@ -179,6 +180,8 @@ class StoreSink:
             self.from_journal = verify_journaled(self, verifier, journaled)
             self.info = self._new_info()
             write_run_info(store, self.info)
+            # From here on the run beats: its run-info says it lives, its leases stay fresh (liveness.py).
+            self.heartbeat = Heartbeat(store, self.name, self.journal).start()
         except BaseException:
             self._drop_journal()
             self.spool.close()
@@ -249,6 +252,7 @@ class StoreSink:
             suite_version=m.suite_version, suite_hash=m.suite_hash, **software_versions(), host=this_host(),
             user=this_user(), started=self.header.started, ended=None, episodes_done=self.count,
             episodes_scheduled=len(m.episodes), state="running", result=self._finished_result(),
+            heartbeat=store_time(self.store),
         )
 
     def _finished_result(self) -> str | None:
@@ -344,7 +348,7 @@ class StoreSink:
             return
         self._last = time.monotonic()
         self.flush_journal()
-        write_run_info(self.store, self.info.replace(episodes_done=self.count))
+        write_run_info(self.store, self.info.replace(episodes_done=self.count, heartbeat=store_time(self.store)))
         size = self._artifact_size()
         projected = size + (len(self.manifest.episodes) - self.count) * (size / max(1, self.count))
         if self._spent + size <= CHECKPOINT_BUDGET * projected:
@@ -401,25 +405,38 @@ class StoreSink:
         return size
 
     def close(self, error: BaseException | None = None) -> None:
-        """Write the final artifact (if it changed); finish the run when complete; record the run's state."""
+        """Write the final artifact (if it changed); finish the run when complete; record the run's state.
+
+        When the run is already failing (``error``), a failure here (the store
+        is unreachable, say) is not raised: the run's own error is what the
+        user must see.
+        """
+        self.heartbeat.stop()
         try:
-            self.flush_journal()
-            complete = self.count == len(self.manifest.episodes)
-            result = self._finished_result()
-            if not isinstance(error, RunIntegrityError):  # after a failed check, leave every file as it is
-                if self.in_file != self.count or not self.out.exists():
-                    self._write_artifact()
-                if complete:
-                    result = self._store_result()
-            if complete and error is None:
-                state = "complete"
-            else:
-                state = "interrupted" if isinstance(error, (KeyboardInterrupt, SystemExit)) else "failed"
-            self.info = self.info.replace(state=state, ended=utc_now(), episodes_done=self.count, result=result)
-            write_run_info(self.store, self.info)
+            self._close(error)
+        except Exception:
+            if error is None:
+                raise
         finally:
             self.spool.close()
             self.journal.close()
+
+    def _close(self, error: BaseException | None) -> None:
+        self.flush_journal()
+        complete = self.count == len(self.manifest.episodes)
+        result = self._finished_result()
+        if not isinstance(error, RunIntegrityError):  # after a failed check, leave every file as it is
+            if self.in_file != self.count or not self.out.exists():
+                self._write_artifact()
+            if complete:
+                result = self._store_result()
+        if complete and error is None:
+            state = "complete"
+        else:
+            state = "interrupted" if isinstance(error, (KeyboardInterrupt, SystemExit)) else "failed"
+        self.info = self.info.replace(state=state, ended=utc_now(), episodes_done=self.count, result=result,
+                                      heartbeat=store_time(self.store))
+        write_run_info(self.store, self.info)
 
     def _store_result(self) -> str:
         """Store the complete artifact under ``results/<name>`` and finish the journal (idempotent)."""

@@ -307,14 +307,21 @@ def header_line(id_length: int) -> str:
     return _join([name for name, _ in COLUMNS], id_length)
 
 
-def format_row(row: CatalogRow, id_length: int) -> str:
-    """One run in at most :data:`LINE_WIDTH` columns when ``id_length`` is 8; a damaged run says so."""
+def format_row(row: CatalogRow, id_length: int, *, now: float | None = None) -> str:
+    """One run in at most :data:`LINE_WIDTH` columns when ``id_length`` is 8; a damaged run says so.
+
+    With ``now`` (the store's clock), a running run whose heartbeat is stale
+    shows as ``dead`` (:func:`emberbench.evaluation.liveness.effective_state`).
+    """
+    from ..evaluation.liveness import effective_state
+
     short = row.hex_id[:id_length]
     if row.info is None:
         return fit(f"{short} damaged: {row.damage}", max(LINE_WIDTH, id_length + 10)).rstrip()
     i = row.info
     done = f"{_count(i.episodes_done)}/{_count(i.episodes_scheduled)}"
-    return _join([short, i.model_id, i.policy, i.suite_id, done, i.state, i.started[:10]], id_length)
+    state = i.state if now is None else effective_state(i, now)
+    return _join([short, i.model_id, i.policy, i.suite_id, done, state, i.started[:10]], id_length)
 
 
 def _join(cells: list[str], id_length: int) -> str:
@@ -341,18 +348,22 @@ def catalog_json_rows(store: Any, rows: Iterable[CatalogRow]) -> Iterator[str]:
     yield "\n]}\n"
 
 
-def describe(details: RunDetails) -> list[str]:
-    """``runs show``: one ``name: value`` line per fact."""
+def describe(details: RunDetails, *, now: float | None = None) -> list[str]:
+    """``runs show``: one ``name: value`` line per fact (with ``now``, the store's clock: a liveness line)."""
+    from ..evaluation.liveness import describe_liveness
+
     row, info = details.row, details.row.info
     lines = [f"run: {row.run}", f"id: {row.hex_id}"]
     if info is None:
         lines.append(f"damaged: {row.damage}")
     else:
         for field in ("model_id", "policy", "state", "episodes_done", "episodes_scheduled", "manifest_hash",
-                      "suite_id", "suite_version", "suite_hash", "started", "ended", "host", "user",
+                      "suite_id", "suite_version", "suite_hash", "started", "ended", "heartbeat", "host", "user",
                       "emberbench_version", "python_version", "ray_version", "result"):
             value = getattr(info, field)
             lines.append(f"{field}: {'-' if value is None else value}")
+        if now is not None:
+            lines.append(f"liveness: {describe_liveness(info, now)}")
         check = info.verification
         lines.append("verification: never" if check is None else
                      f"verification: {check.verdict} at {check.at} by {check.by}"
