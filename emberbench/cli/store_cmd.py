@@ -239,16 +239,30 @@ def gc(
     report = run_gc(
         _open(store_dir), grace_seconds=DEFAULT_GRACE_SECONDS if grace is None else grace, apply=apply
     )
+    for line in gc_summary(report):
+        typer.echo(line)
+
+
+def gc_summary(report) -> list[str]:  # noqa: ANN001 - a store.GcReport
+    """What gc saw and did, every object accounted for (the parts of the first line add up to its total)."""
     verb = "would delete" if report.dry_run else "deleted"
-    count = len(report.candidates) if report.dry_run else len(report.deleted)
-    typer.echo(
-        f"{report.objects} objects: {report.marked} referenced, {report.young} unreferenced but "
-        f"within the {report.grace_seconds:g} s grace period; {verb} {count} ({report.freed_bytes} bytes)"
-    )
-    if report.stale_temps:
-        typer.echo(f"{verb} {len(report.stale_temps)} stale temp files")
+    writers = len(report.live_writers)
+    lines = [f"{report.objects} objects: {report.marked} referenced, {report.protected} kept for "
+             f"{writers} live writer(s), {report.young} unreferenced within the {report.grace_seconds:g} s grace "
+             f"period, {len(report.candidates)} unreferenced and older"]
     if report.dry_run:
-        typer.echo("dry run: nothing deleted (use --apply)")
+        lines.append(f"{verb} {len(report.candidates)} ({report.freed_bytes} bytes)")
+    else:
+        lines.append(f"{verb} {len(report.deleted)} ({report.freed_bytes} bytes), {len(report.spared)} spared "
+                     f"(referenced, refreshed or protected since the first look), {len(report.vanished)} already "
+                     "gone")
+    if report.stale_temps:
+        lines.append(f"{verb} {len(report.stale_temps)} stale temp files")
+    if report.released_leases:
+        lines.append(f"released {len(report.released_leases)} lease(s) of writers that are gone")
+    if report.dry_run:
+        lines.append("dry run: nothing deleted (use --apply)")
+    return lines
 
 
 PARTIAL_EXIT = 3

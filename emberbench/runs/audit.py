@@ -37,6 +37,7 @@ import numpy as np
 from ..errors import EmberError
 from ..records.replay import Authenticator, Replayer
 from ..results.stream import StreamedEpisode, verify_artifact
+from ..evaluation.store_names import is_run_name
 from ..sim.suite import Suite
 
 RESULT_REF_PREFIX = "results/"
@@ -194,9 +195,29 @@ def audit_run(store: Any, suite: Suite, run: str, *, authenticator: Replayer | A
 
 
 def store_runs(store: Any) -> list[str]:
-    """Every run a store knows of (from its journals and its result refs), sorted."""
-    runs = set(store.journal_names())
-    runs.update(name[len(RESULT_REF_PREFIX):] for name in store.refs.names() if name.startswith(RESULT_REF_PREFIX))
+    """Every run a store knows of (from its journals and its run and result refs), sorted.
+
+    A name listed as a journal that holds no journal and that no ref names is
+    no run: on S3 a foreign key such as ``journals/foreign/bar`` is listed as
+    the journal ``foreign``, and the store never wrote it.
+    """
+    from emberbench.store import JournalError
+
+    from ..evaluation.run_info import RUN_INFO_REF_PREFIX
+
+    refs = store.refs.names()
+    runs = {ref[len(RESULT_REF_PREFIX):] for ref in refs if ref.startswith(RESULT_REF_PREFIX)}
+    runs.update(ref[len(RUN_INFO_REF_PREFIX):] for ref in refs
+                if ref.startswith(RUN_INFO_REF_PREFIX) and is_run_name(ref[len(RUN_INFO_REF_PREFIX):]))
+    named = set(runs)
+    for name in store.journal_names():
+        if name not in named:
+            try:
+                store.read_journal(name)
+            except JournalError as exc:
+                if exc.reason == "no such journal":
+                    continue  # not a journal: nothing of the store's
+        runs.add(name)
     return sorted(runs)
 
 

@@ -217,7 +217,7 @@ def remove_run(store: Any, run: str, *, apply: bool = False) -> RunRemoval:
     from ..provenance.attest import attestation_ref
 
     refs = tuple(ref for ref in (f"{RESULT_REF_PREFIX}{run}", run_info_ref(run), attestation_ref(run))
-                 if ref in store.refs)
+                 if store.refs.exists(ref))  # an unreadable ref (over the cap, say) goes too
     journal = run in store.journal_names()
     if apply:
         try:
