@@ -165,7 +165,7 @@ def fsck(
     """
     from emberbench.store import fsck as run_fsck
 
-    from ..evaluation.run_damage import store_damage
+    from ..runs.damage import store_structure_damage
 
     st = _open(store_dir)
     report = run_fsck(st, verify_data=verify_data, connectivity=connectivity, quarantine=not no_quarantine)
@@ -187,7 +187,7 @@ def fsck(
         typer.echo(f"{len(report.dangling)} dangling objects (unreferenced; gc collects them after the grace period)")
     if report.quarantine_files:
         typer.echo(f"{report.quarantine_files} files in quarantine/")
-    damages = store_damage(st)
+    damages = store_structure_damage(st, present=_intact_keys(st, report))
     for damage in damages:
         typer.echo(f"damaged  run {damage.run}: {damage}")
     ok = report.ok and not damages
@@ -198,11 +198,17 @@ def fsck(
     typer.echo("ok")
 
 
+def _intact_keys(st, report) -> frozenset[str]:  # noqa: ANN001
+    """The keys the store holds that fsck did not find corrupt (a run referencing any other lost it)."""
+    corrupt = {bad.key for bad in report.corrupt}
+    return frozenset(key for key in st if key not in corrupt)
+
+
 def _repair(st, suite: Path | None, *, verify_data: bool, connectivity: bool) -> bool:  # noqa: ANN001
     """Repair every run, print what was and was not repaired, check again; True if the store is now sound."""
     from emberbench.store import fsck as run_fsck
 
-    from ..evaluation.run_damage import store_damage
+    from ..runs.damage import store_structure_damage
     from ..runs.repair import repair_store
     from ..sim.suite import load_suite
 
@@ -216,7 +222,7 @@ def _repair(st, suite: Path | None, *, verify_data: bool, connectivity: bool) ->
         typer.echo(f"still missing  {key} referenced by {root}")
     for what, reason in again.bad_roots:
         typer.echo(f"still unreadable {what}: {reason}")
-    damages = store_damage(st)
+    damages = store_structure_damage(st, present=_intact_keys(st, again))
     for damage in damages:
         typer.echo(f"still damaged  run {damage.run}: {damage}")
     typer.echo(f"repair: {len(done.repaired)} repaired, {len(done.unrepaired)} run(s) not repaired")
