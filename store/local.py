@@ -361,7 +361,7 @@ class LocalBackend(Backend):
         file = validate_journal_name(name) + JOURNAL_SUFFIX
         where = str(self.layout.journal_path(name))
         with _nofollow.in_dir(self._root, ("journals",)) as jfd:
-            tmp = _write_temp_at(jfd, where, file, data, None)
+            tmp = _write_temp_at(jfd, where, file, data, None, mode=0o644)  # a journal is opened to append
             try:
                 os.link(tmp, file, src_dir_fd=jfd, dst_dir_fd=jfd, follow_symlinks=False)
             except OSError as exc:
@@ -378,12 +378,12 @@ def _key_or_none(raw: Any) -> str | None:
     return bytes(raw).decode("ascii", "replace").strip()
 
 
-def _write_temp_at(dfd: int, where: str, stem: str, data: bytes, key: str | None) -> str:
-    """Create a fsynced, read-only temp file in ``dfd`` holding ``data``; returns its name."""
+def _write_temp_at(dfd: int, where: str, stem: str, data: bytes, key: str | None, *, mode: int = 0o444) -> str:
+    """Create a fsynced temp file (read-only unless ``mode`` says otherwise) in ``dfd`` holding ``data``; its name."""
     name = _fs.temp_name(stem)
     try:
         fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _nofollow.O_NOFOLLOW | _nofollow.O_CLOEXEC,
-                     0o444, dir_fd=dfd)
+                     mode, dir_fd=dfd)
     except OSError as exc:
         raise StoreIOError("create", where, exc, key=key) from exc
     try:

@@ -1,4 +1,4 @@
-"""``emberbench store ls|cat|fsck|gc|audit|rm-run``: inspect and maintain a content-addressed store.
+"""``emberbench store ls|cat|fsck|gc|audit|rm-run|copy``: inspect and maintain a content-addressed store.
 
 Every command takes ``--store LOCATOR``: a folder, or ``s3://bucket/prefix``
 (optionally ``?endpoint=URL`` for MinIO, Ceph, R2...). Without it,
@@ -332,12 +332,47 @@ def rm_run(
         typer.echo("dry run: nothing deleted (use --apply)")
 
 
+def copy(
+    source: Annotated[str, typer.Argument(metavar="SRC", help="The store to copy from: a folder or s3://bucket/prefix.")],
+    target: Annotated[str, typer.Argument(metavar="DST", help="The store to copy into (made if missing or empty; "
+                                                              "a non-empty folder or prefix must be a store).")],
+) -> None:
+    """Copy the runs finished when the copy starts (whole, each checked first) and the other refs to DST.
+
+    Runs still writing, or stopped before their end, are skipped and named;
+    so is a damaged run (fsck's checks), or one DST holds otherwise. Exit 1
+    if anything but unfinished runs was skipped.
+    """
+    from emberbench.store import open_store
+
+    from ..runs.copy import UNFINISHED, copy_runs
+
+    src = open_store(resolve_store_dir(source))
+    dst = open_store(resolve_store_dir(target), create=True)
+    if dst.created:
+        typer.echo(f"note: new empty store at {dst.locator}", err=True)
+
+    def said(run: str, what: str) -> None:
+        word, _, reason = what.partition(": ")
+        typer.echo(f"{word:<8} {run}" + (f": {reason}" if reason else ""))
+
+    report = copy_runs(src, dst, progress=said)
+    typer.echo(f"{len(report.copied)} run(s) copied, {len(report.present)} already there, {len(report.skipped)} "
+               f"skipped; {report.refs} other ref(s); {report.objects} object(s) written to {dst.locator}")
+    src.close()
+    dst.close()
+    if not report.complete:
+        bad = [what for what, reason in report.skipped if not reason.startswith(UNFINISHED)]
+        raise fail(f"store copy: {len(bad)} run(s) or ref(s) not copied for a reason other than being unfinished "
+                   f"(first: {bad[0]}; see above)")
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``store`` command group to ``app``."""
     store_app = typer.Typer(
         name="store", help="Inspect and maintain a content-addressed store.", no_args_is_help=True
     )
-    for func in (ls, cat, fsck, gc, audit):
+    for func in (ls, cat, fsck, gc, audit, copy):
         store_app.command(func.__name__)(user_errors(func))
     store_app.command("rm-run")(user_errors(rm_run))
     app.add_typer(store_app, name="store")
