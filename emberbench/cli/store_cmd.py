@@ -229,6 +229,18 @@ def _repair(st, suite: Path | None, *, verify_data: bool, connectivity: bool) ->
     return again.ok and done.ok and not damages
 
 
+def _keep_rule(value: str) -> str:
+    """A ``--keep`` rule, checked when the command line is read (a malformed one is a usage error)."""
+    from ..errors import StoreUsageError
+    from ..runs.retention import parse_keep
+
+    try:
+        parse_keep([value])
+    except StoreUsageError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    return value
+
+
 def gc(
     store_dir: StoreOption = None,
     grace: Annotated[
@@ -237,16 +249,64 @@ def gc(
                      help="Keep unreferenced objects younger than SECONDS (default: one day)."),
     ] = None,
     apply: Annotated[bool, typer.Option("--apply", help="Delete for real (default: dry run).")] = False,
+    keep: Annotated[
+        Optional[list[str]],  # noqa: UP007
+        typer.Option("--keep", metavar="RULE", parser=_keep_rule,
+                     help="Remove the runs no rule keeps, then collect their objects: last=N (per model), "
+                          "younger=D (e.g. 30d), tagged, tag=NAME. Repeat to combine; running runs are kept."),
+    ] = None,
 ) -> None:
-    """Delete unreferenced objects older than the grace period (dry run unless --apply)."""
+    """Delete unreferenced objects older than the grace period, beside running runs (dry run unless --apply).
+
+    With --keep rules, first remove the runs no rule keeps (as `store rm-run`), so that their objects go too.
+    """
     from emberbench.store import DEFAULT_GRACE_SECONDS
     from emberbench.store import gc as run_gc
 
-    report = run_gc(
-        _open(store_dir), grace_seconds=DEFAULT_GRACE_SECONDS if grace is None else grace, apply=apply
-    )
+    from ..runs.retention import dropped_roots, parse_keep, plan_retention
+
+    from ..errors import StoreUsageError
+
+    try:
+        rules = parse_keep(list(keep or []))
+    except StoreUsageError as exc:  # a rule given twice: a usage error like a malformed one
+        raise typer.BadParameter(str(exc), param_hint="--keep") from None
+    st = _open(store_dir)
+    ignore: tuple[list[str], list[str]] = ([], [])
+    if rules.any:
+        decisions = plan_retention(st, rules)
+        removed = _apply_retention(st, decisions) if apply else [d.run for d in decisions if not d.kept]
+        for decision in decisions:
+            if decision.kept:
+                typer.echo(f"keep     {decision.run}  {decision.reason}")
+            else:
+                verb = "remove  " if not apply else "removed " if decision.run in removed else "kept    "
+                typer.echo(f"{verb} {decision.run}  {decision.reason}")
+        typer.echo(f"retention ({rules.describe()}): {len(decisions) - len(removed)} run(s) kept, {len(removed)} "
+                   f"{'removed' if apply else 'to remove'}")
+        if not apply:
+            ignore = dropped_roots(st, decisions)
+    report = run_gc(st, grace_seconds=DEFAULT_GRACE_SECONDS if grace is None else grace, apply=apply,
+                    ignore_journals=ignore[0], ignore_refs=ignore[1])
     for line in gc_summary(report):
         typer.echo(line)
+
+
+def _apply_retention(st, decisions) -> list[str]:  # noqa: ANN001
+    """Remove the runs retention does not keep (a run in progress stays); the runs removed."""
+    from ..errors import OutputLockedError
+    from ..runs.repair import remove_run
+
+    removed = []
+    for decision in decisions:
+        if decision.kept:
+            continue
+        try:
+            remove_run(st, decision.run, apply=True)
+            removed.append(decision.run)
+        except OutputLockedError:
+            typer.echo(f"note: run {decision.run} is in progress (its journal is locked): kept", err=True)
+    return removed
 
 
 def gc_summary(report) -> list[str]:  # noqa: ANN001 - a store.GcReport
