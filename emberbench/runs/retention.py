@@ -32,6 +32,14 @@ _TAG_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 MAX_LAST = 1_000_000
 
 
+def _duration(seconds: float) -> str:
+    """``seconds`` in the largest unit that divides it (``30d``, ``36h``, ``90s``)."""
+    for unit in "wdhm":
+        if seconds >= _UNITS[unit] and seconds % _UNITS[unit] == 0:
+            return f"{seconds / _UNITS[unit]:g}{unit}"
+    return f"{seconds:g}s"
+
+
 @dataclass(frozen=True, slots=True)
 class KeepRules:
     """The ``--keep`` rules of one gc (see the module docstring); empty means: remove no run."""
@@ -47,7 +55,7 @@ class KeepRules:
 
     def describe(self) -> str:
         parts = ([f"the last {self.last} per model"] if self.last is not None else []) \
-            + ([f"runs younger than {self.younger:g} s"] if self.younger is not None else []) \
+            + ([f"runs younger than {_duration(self.younger)}"] if self.younger is not None else []) \
             + (["tagged runs"] if self.tagged else []) + [f"runs tagged {t}" for t in self.tags]
         return ", ".join(parts)
 
@@ -120,7 +128,7 @@ def plan_retention(store: Any, rules: KeepRules) -> list[Decision]:
         if row.run in recent:
             why.append(f"among the last {rules.last} of model {info.model_id!r}")
         if rules.younger is not None and age < rules.younger:
-            why.append(f"younger than {rules.younger:g} s")
+            why.append(f"younger than {_duration(rules.younger)}")
         if rules.tagged and tags:
             why.append(f"tagged {', '.join(tags)}")
         matched = sorted(set(tags) & set(rules.tags))
