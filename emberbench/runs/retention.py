@@ -7,8 +7,8 @@ Rules (``--keep``, repeatable; a run is kept when any rule keeps it):
   start) is less than D ago on the store's clock (``D`` is a number and a
   unit: ``s``, ``m``, ``h``, ``d`` or ``w``, e.g. ``30d``);
 * ``tagged``: runs whose run-info carries at least one tag; ``tag=NAME``:
-  runs tagged NAME (a run-info's ``tags`` list; a run-info without one has no
-  tags).
+  runs tagged NAME (a run-info's ``tags``, given with ``run --tag``; a
+  run-info older than 1.2 has none).
 
 Whatever the rules say, a run that is alive (running with a fresh
 heartbeat), whose run-info cannot be read, or that has none, is kept, with
@@ -28,7 +28,7 @@ from ..errors import StoreUsageError
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _DURATION_RE = re.compile(r"([0-9]{1,9}(?:\.[0-9]{1,6})?)([smhdw])")
-_TAG_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
+_TAG_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:=+-]{0,63}")  # a tag as run --tag takes it (run_info)
 MAX_LAST = 1_000_000
 
 
@@ -120,7 +120,7 @@ def plan_retention(store: Any, rules: KeepRules) -> list[Decision]:
         if info is None:
             decisions.append(Decision(row.run, True, f"kept: its run-info cannot be judged ({row.damage})"))
             continue
-        tags = tuple(getattr(info, "tags", None) or ())
+        tags = info.tags
         age = now - seconds_of(info.ended or last_beat(info))
         why = []
         if effective_state(info, now) == "running":

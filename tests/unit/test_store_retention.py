@@ -8,7 +8,6 @@ that cannot be judged are always kept; a dry run (the default) changes nothing.
 from __future__ import annotations
 
 import time
-from types import SimpleNamespace
 
 import pytest
 
@@ -97,21 +96,12 @@ def test_running_and_unjudgeable_runs_are_always_kept(runs) -> None:  # noqa: AN
     assert not {d.run: d for d in plan_retention(store, parse_keep(["last=1"]))}[made["a-old"]].kept
 
 
-def test_tagged_runs_are_kept(runs, monkeypatch) -> None:  # noqa: ANN001
-    """`tagged` keeps runs whose run-info has any tag, `tag=NAME` those tagged NAME (read from a run-info's
-    `tags` list when it has one)."""
+def test_tagged_runs_are_kept(runs) -> None:  # noqa: ANN001
+    """`tagged` keeps runs whose run-info has any tag, `tag=NAME` those tagged NAME (`run --tag` records them)."""
     store, _, made = runs
-    from emberbench.runs import catalog  # the rows are read through the catalog: give two of them tags
-
-    read = catalog.read_row
-    tags = {made["a-old"]: ("baseline",), made["b-old"]: ("paper", "v2")}
-
-    def tagged_row(st, run):  # noqa: ANN001, ANN202
-        row = read(st, run)
-        fields = {name: getattr(row.info, name) for name in row.info.__slots__}
-        return SimpleNamespace(run=row.run, damage=None, info=SimpleNamespace(**fields, tags=tags.get(run, ())))
-
-    monkeypatch.setattr(catalog, "read_row", tagged_row)
+    for run, tags in ((made["a-old"], ("baseline",)), (made["b-old"], ("paper", "v2"))):
+        info = read_run_info(store, run)
+        store.refs.set(run_info_ref(run), store.put(info.replace(tags=tags).to_bytes()))
     any_tag = {d.run for d in plan_retention(store, KeepRules(tagged=True)) if d.kept}
     assert any_tag == {made["a-old"], made["b-old"]}
     paper = {d.run for d in plan_retention(store, parse_keep(["tag=paper"])) if d.kept}
