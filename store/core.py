@@ -133,8 +133,28 @@ class Store:
             self._denied = self.backend.write_probe()
         return self._denied
 
+    def created(self) -> bool:
+        """Whether opening this store created it (the folder or prefix was missing or empty)."""
+        return bool(self.backend.created)
+
+    def now(self) -> float:
+        """The current time on the storage's clock (S3: the server's), in seconds since the epoch.
+
+        The clock gc's grace period and leases are judged by; a writer that
+        records a time others compare with the store's clock should take it here.
+        """
+        return self.backend.now()
+
+    def keep_alive(self) -> None:
+        """Renew this process's writer lease if it is due; a long-running writer calls it regularly (a heartbeat).
+
+        gc keeps what a live writer lease protects; a lease not renewed for
+        its TTL goes stale (docs/store.md, *Leases*).
+        """
+        self.backend.keep_alive()
+
     def close(self) -> None:
-        """Release what the backend holds (S3 leases). The store may be used again afterwards."""
+        """Release what the backend holds (writer leases). The store may be used again afterwards."""
         self.backend.close()
 
     def __enter__(self) -> Store:
@@ -251,7 +271,10 @@ class Store:
                 return
             state = self._state(key, data, frame)
             if state == "valid":
-                self.backend.touch_object(key)
+                try:
+                    self.backend.touch_object(key)
+                except ObjectNotFoundError:
+                    continue  # gc deleted it between the look and the refresh: store it again
                 return
             if state == "corrupt":
                 self.backend.replace_object(key, frame)

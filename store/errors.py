@@ -9,6 +9,8 @@ a caller needs to act: the key, the path, the offset, the versions involved.
 
 from __future__ import annotations
 
+import re
+
 
 class StoreError(Exception):
     """Root of every error the store raises deliberately.
@@ -188,12 +190,30 @@ class StoreLayoutError(StoreFormatError):
         self.reason = reason
 
 
+_USERINFO_RE = re.compile(r"(://|%3A%2F%2F)[^/?#&\s]*?(@|%40)", re.IGNORECASE)
+
+
+def redact_locator(locator: str) -> str:
+    """``locator`` with any user name and password in a URL inside it replaced by ``***``.
+
+    A locator never holds a credential (one that does is refused), but the
+    refusal must not repeat it: ``s3://b/p?endpoint=http://user:pw@host``
+    is shown as ``s3://b/p?endpoint=http://***@host`` (percent-encoded forms too).
+    """
+    return _USERINFO_RE.sub(lambda m: f"{m.group(1)}***{m.group(2)}", str(locator))
+
+
 class LocatorError(StoreError, ValueError):
-    """A store locator (a folder path or an ``s3://`` URL) cannot be used."""
+    """A store locator (a folder path or an ``s3://`` URL) cannot be used.
+
+    The message and ``locator`` never repeat a user name or password found
+    in it (see :func:`redact_locator`).
+    """
 
     def __init__(self, locator: str, reason: str) -> None:
-        super().__init__(f"store {locator!r}: {reason}")
-        self.locator = locator
+        shown = redact_locator(locator)
+        super().__init__(f"store {shown!r}: {reason}")
+        self.locator = shown
         self.reason = reason
 
 

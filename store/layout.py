@@ -185,8 +185,8 @@ def check_layout(root: Path) -> None:
                 raise StoreLayoutError(str(root / "objects" / entry), "a symbolic link (never followed)")
 
 
-def open_layout(root: str | os.PathLike[str], *, create: bool = False) -> Layout:
-    """Return the layout of the store at ``root``, creating it if asked.
+def open_layout(root: str | os.PathLike[str], *, create: bool = False) -> tuple[Layout, bool]:
+    """Return the layout of the store at ``root`` and whether this call created it (only if asked).
 
     A store is created only where nothing is: ``root`` must not exist or be an
     empty folder. The store is built in a temp folder beside ``root`` and
@@ -201,11 +201,12 @@ def open_layout(root: str | os.PathLike[str], *, create: bool = False) -> Layout
         StoreIOError: creating the store failed.
     """
     layout = Layout(Path(root))
+    created = False
     if create and not _has_format(layout.root):
-        _create(layout)
+        created = _create(layout)
     read_format(layout.root)
     check_layout(layout.root)
-    return layout
+    return layout, created
 
 
 def _has_format(root: Path) -> bool:
@@ -218,7 +219,8 @@ def _has_format(root: Path) -> bool:
         raise StoreFormatError(f"{root} is not a folder", path=str(root)) from None
 
 
-def _create(layout: Layout) -> None:
+def _create(layout: Layout) -> bool:
+    """Make the store; whether this process made it (False: another creator won the race)."""
     root = layout.root
     try:
         if root.exists() and any(root.iterdir()):
@@ -249,7 +251,10 @@ def _create(layout: Layout) -> None:
         raise StoreIOError("create store", str(root), exc) from exc
     try:
         os.rename(tmp, root)  # replaces only a missing root or an empty folder
+        created = True
     except OSError:
         # Another process created the store (or filled the folder) first.
         shutil.rmtree(tmp, ignore_errors=True)
+        created = False
     _fs.fsync_dir(parent)
+    return created

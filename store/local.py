@@ -20,13 +20,14 @@ from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
 from . import _fs, _nofollow, lock
-from .backend import ANY, Backend, ObjectInfo
+from .backend import ANY, Backend, ObjectInfo, WriterLease
 from .errors import ObjectNotFoundError, RefConflictError, StoreIOError, StoreLayoutError
 from .journal import MAX_JOURNAL_BYTES, JournalWriter
 from .keys import validate_journal_name, validate_key, validate_ref_name
 from .layout import JOURNAL_SUFFIX, REFLOG_FOLDER, Layout, open_layout
 from .reflog import parse_seq_name, seq_name
 from .local_journal import FileJournalWriter, delete_journal_file, read_journal_file, special_journal_file
+from .local_lease import LocalLease, is_lease_name, live_leases, release_dead
 
 REF_CAP = 1024
 # Filesystems without hard links report one of these from link(2); rename is
@@ -42,10 +43,17 @@ class LocalBackend(Backend):
         self.root = layout.root
         self._root = str(layout.root)
         self.locator = str(layout.root.resolve())
+        self._lease = LocalLease(self._root)
 
     @classmethod
     def open(cls, root: str | os.PathLike[str], *, create: bool = False) -> LocalBackend:
-        return cls(open_layout(root, create=create))
+        layout, created = open_layout(root, create=create)
+        backend = cls(layout)
+        backend.created = created
+        return backend
+
+    def close(self) -> None:
+        self._lease.release()
 
     # -- objects -----------------------------------------------------------------
 
@@ -224,6 +232,8 @@ class LocalBackend(Backend):
                         continue
                     if stat.S_ISDIR(info.st_mode) and parts[:1] == ("refs",):
                         scan((*parts, name), everything)
+                    elif parts == ("tmp",) and is_lease_name(name):
+                        continue  # a writer lease, not a temp (see store.local_lease)
                     elif everything or (name.startswith(".") and name.endswith(_fs.TEMP_SUFFIX)):
                         found.append(("/".join((*parts, name)), info.st_mtime))
 
@@ -243,13 +253,24 @@ class LocalBackend(Backend):
 
     # -- guards ------------------------------------------------------------------------
 
-    def writer_guard(self) -> contextlib.AbstractContextManager[None]:
-        return lock.locked(self.layout.gc_lock, shared=True)
+    @contextlib.contextmanager
+    def writer_guard(self) -> Iterator[None]:
+        self._lease.ensure()  # first write: this process's lease, so gc keeps what it puts
+        with lock.locked(self.layout.gc_lock, shared=True):
+            yield
 
     @contextlib.contextmanager
-    def exclusive_guard(self, timeout: float) -> Iterator[Callable[[], None]]:
+    def exclusive_guard(self, timeout: float, *, beside_writers: bool = False) -> Iterator[Callable[[], None]]:
+        # gc.lock excludes every put and reference in progress (and other gcs);
+        # it is never held between a run's operations, so gc always runs beside writers.
         with lock.locked(self.layout.gc_lock, shared=False, timeout=timeout):
             yield lambda: None  # flock is never lost while held
+
+    def writer_leases(self) -> list[WriterLease]:
+        return live_leases(self._root, self._lease.name)
+
+    def release_dead_leases(self) -> list[str]:
+        return release_dead(self._root, self._lease.name)
 
     # -- refs --------------------------------------------------------------------------
 
@@ -341,7 +362,7 @@ class LocalBackend(Backend):
         file = validate_journal_name(name) + JOURNAL_SUFFIX
         where = str(self.layout.journal_path(name))
         with _nofollow.in_dir(self._root, ("journals",)) as jfd:
-            tmp = _write_temp_at(jfd, where, file, data, None)
+            tmp = _write_temp_at(jfd, where, file, data, None, mode=0o644)  # a journal is opened to append
             try:
                 os.link(tmp, file, src_dir_fd=jfd, dst_dir_fd=jfd, follow_symlinks=False)
             except OSError as exc:
@@ -421,12 +442,12 @@ def _key_or_none(raw: Any) -> str | None:
     return bytes(raw).decode("ascii", "replace").strip()
 
 
-def _write_temp_at(dfd: int, where: str, stem: str, data: bytes, key: str | None) -> str:
-    """Create a fsynced, read-only temp file in ``dfd`` holding ``data``; returns its name."""
+def _write_temp_at(dfd: int, where: str, stem: str, data: bytes, key: str | None, *, mode: int = 0o444) -> str:
+    """Create a fsynced temp file (read-only unless ``mode`` says otherwise) in ``dfd`` holding ``data``; its name."""
     name = _fs.temp_name(stem)
     try:
         fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _nofollow.O_NOFOLLOW | _nofollow.O_CLOEXEC,
-                     0o444, dir_fd=dfd)
+                     mode, dir_fd=dfd)
     except OSError as exc:
         raise StoreIOError("create", where, exc, key=key) from exc
     try:

@@ -38,6 +38,7 @@ WRITES = {
     "create_log_entry": "append to the ref log",
     "exclusive_guard": "take the gc lock",
     "writer_guard": "take a writer lease",
+    "release_dead_leases": "remove dead writer leases",
 }
 
 
@@ -153,8 +154,17 @@ class ReadOnlyBackend(Backend):
     def writer_guard(self) -> contextlib.AbstractContextManager[None]:
         self._refuse("writer_guard")
 
-    def exclusive_guard(self, timeout):  # noqa: ANN001, ANN201
+    def exclusive_guard(self, timeout, *, beside_writers=False):  # noqa: ANN001, ANN201
         self._refuse("exclusive_guard")
+
+    def writer_leases(self):  # noqa: ANN201
+        return self.inner.writer_leases()
+
+    def release_dead_leases(self):  # noqa: ANN201
+        self._refuse("release_dead_leases")
+
+    def keep_alive(self) -> None:
+        """Nothing to renew: a read-only store holds no lease."""
 
     def swap_ref(self, name, expected, new):  # noqa: ANN001, ANN201
         self._refuse("swap_ref")

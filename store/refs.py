@@ -152,9 +152,20 @@ class Refs:
         except (ValueError, StoreLayoutError):
             return False
 
+    def exists(self, name: str) -> bool:
+        """Whether anything stands at ref ``name``, readable or not (a ref over the size cap, a link...)."""
+        try:
+            return self._backend.read_ref(validate_ref_name(name)) is not None
+        except StoreLayoutError:
+            return True
+
     def delete(self, name: str) -> bool:
-        """Remove ``name``; returns whether it existed. The object itself stays until gc."""
-        if name not in self:
+        """Remove ``name``; returns whether it existed. The object itself stays until gc.
+
+        A ref that cannot be read (larger than the cap, a link or special
+        file) is removed as it is, never followed.
+        """
+        if not self.exists(name):
             return False
         old = self._backend.swap_ref(validate_ref_name(name), ANY, None)
         self._log(name, old, None)

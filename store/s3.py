@@ -14,8 +14,10 @@ copied object by object between the backends therefore stays valid.
 * Refs use ``If-Match`` on the ETag (and ``If-None-Match: *`` to create) for
   compare-and-swap; deletes use ``If-Match`` too.
 * An object's age is its ``LastModified`` against the server's ``Date``; a
-  re-put of an object older than :data:`REFRESH_AGE_SECONDS` copies it onto
-  itself to make it young again (``touch``).
+  re-put of an object older than :data:`REFRESH_AGE_SECONDS`, or stamped
+  before this process's writer lease was taken, copies it onto itself to
+  make it young again (``touch``), so that gc, which runs beside writers,
+  keeps it while the lease lives.
 * The service must offer conditional writes (AWS S3 since 2024, MinIO, Ceph
   RGW, R2 and the test server do); see docs/store.md.
 """
@@ -30,7 +32,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
-from .backend import ANY, Backend, ObjectInfo
+from .backend import ANY, Backend, ObjectInfo, WriterLease
 from .errors import ObjectNotFoundError, RefConflictError, StoreFormatError, StoreLayoutError
 from .journal import MAX_JOURNAL_BYTES, JournalWriter
 from .keys import validate_journal_name, validate_key, validate_ref_name
@@ -92,12 +94,13 @@ class S3Backend(Backend):
             if not create:
                 raise StoreFormatError(f"{backend.name} is not a store (no {FORMAT_FILE} object)",
                                        path=backend.name)
-            backend._create()
+            backend.created = backend._create()
             raw = backend.get_small(backend.prefix + FORMAT_FILE, FORMAT_CAP) or b""
         check_format(raw, f"{backend.name}/{FORMAT_FILE}")
         return backend
 
-    def _create(self) -> None:
+    def _create(self) -> bool:
+        """Write the format marker under an empty prefix; whether this call did (False: another creator won)."""
         if any(True for _ in self.list_prefix(self.prefix, limit=1)):
             raise StoreFormatError(f"{self.name} holds objects but no {FORMAT_FILE}: not a store, "
                                    "and not empty (refusing to turn it into one)", path=self.name)
@@ -107,6 +110,8 @@ class S3Backend(Backend):
         except client_errors() as exc:
             if error_code(exc) not in (PRECONDITION, CONFLICT):  # else: another creator won
                 raise io_error("create store", self.name, exc) from exc
+            return False
+        return True
 
     def close(self) -> None:
         self.leases.release_writer()
@@ -149,6 +154,11 @@ class S3Backend(Backend):
 
     def get_small(self, key: str, cap: int) -> bytes | None:
         """The bytes of a small object (a ref, a journal segment, the format), or None if absent."""
+        piece = self.get_piece(key, cap)
+        return None if piece is None else piece[0]
+
+    def get_piece(self, key: str, cap: int) -> tuple[bytes, dict[str, str]] | None:
+        """The bytes and user metadata of a journal piece, or None if absent (capped like :meth:`get_small`)."""
         try:
             reply = self.client.get_object(Bucket=self.bucket, Key=key)
         except client_errors() as exc:
@@ -161,7 +171,7 @@ class S3Backend(Backend):
             data = body.read(cap + 1)
         if len(data) > cap:
             raise StoreLayoutError(self._where(key), f"larger than the {cap}-byte cap for this kind of entry")
-        return data
+        return data, {str(k).lower(): str(v) for k, v in (reply.get("Metadata") or {}).items()}
 
     def delete_key(self, key: str, **conditions: str) -> None:
         try:
@@ -297,13 +307,22 @@ class S3Backend(Backend):
         if head is None:
             raise ObjectNotFoundError(key)
         now = server_time(head) or time.time()
-        if now - head["LastModified"].timestamp() < REFRESH_AGE_SECONDS:
-            return
+        stamped = head["LastModified"].timestamp()
+        since = self.leases.writer_since()
+        if now - stamped < REFRESH_AGE_SECONDS and since is not None and stamped >= since:
+            return  # stamped under this writer lease: gc keeps it while the lease lives
         try:
             self.client.copy_object(Bucket=self.bucket, Key=okey, CopySource={"Bucket": self.bucket, "Key": okey},
                                     MetadataDirective="REPLACE", Metadata={"refreshed": str(time.time_ns())})
         except client_errors() as exc:
+            if is_not_found(exc):
+                raise ObjectNotFoundError(key) from None  # gc took it meanwhile: the caller stores it again
             raise io_error("refresh", self._where(okey), exc, key=key) from exc
+        # A gc that chose this object before the refresh may still be sweeping:
+        # look again once none is; a later gc sees the new stamp.
+        self.leases.wait_for_gc()
+        if self._head(okey, key) is None:
+            raise ObjectNotFoundError(key)
 
     def list_objects(self) -> Iterator[ObjectInfo]:
         base = f"{self.prefix}objects/"
@@ -377,8 +396,19 @@ class S3Backend(Backend):
     def writer_guard(self) -> contextlib.AbstractContextManager[None]:
         return self.leases.writer()
 
-    def exclusive_guard(self, timeout: float) -> contextlib.AbstractContextManager[Callable[[], None]]:
-        return self.leases.exclusive(timeout)
+    def exclusive_guard(self, timeout: float, *, beside_writers: bool = False
+                        ) -> contextlib.AbstractContextManager[Callable[[], None]]:
+        return self.leases.exclusive(timeout, beside_writers=beside_writers)
+
+    def writer_leases(self) -> list[WriterLease]:
+        return [WriterLease(view.name, view.since) for view in self.leases.leases("writer") if view.live]
+
+    def release_dead_leases(self) -> list[str]:
+        return self.leases.release_stale()
+
+    def keep_alive(self) -> None:
+        """Renew this process's writer lease if it is due (a run's heartbeat calls it)."""
+        self.leases.keep_writer()
 
     # -- refs --------------------------------------------------------------------------
 

@@ -161,6 +161,8 @@ def run(
         from ..evaluation.store_runner import open_store
 
         store = open_store(resolve_store_dir(store_dir))
+        if store.created:  # a mistyped folder or prefix must not pass unnoticed
+            typer.echo(f"note: new empty store at {store.locator}", err=True)
     # A bad spec fails here. The store goes to policies that keep content in it (a served model's cache).
     factory = resolve_policy(policy, agent_timeout=agent_timeout, agent_log=log_dir,
                              context=PolicyContext(store=store))

@@ -27,12 +27,13 @@ PARTIAL_EXIT = 3
 
 
 class State(str, enum.Enum):
-    """The states a run may be in."""
+    """The states a run may be in (``dead``: running by its run-info, but its heartbeat is stale)."""
 
     running = "running"
     complete = "complete"
     failed = "failed"
     interrupted = "interrupted"
+    dead = "dead"
 
 
 class SortKey(str, enum.Enum):
@@ -80,13 +81,16 @@ def ls(
     the ref log; without a usable index it reads every run and says so. A
     run whose run-info cannot be read is listed as ``damaged`` with the
     reason; the command then says how many in one error line and exits 1.
+    A running run whose heartbeat is stale is shown (and filtered) as
+    ``dead``.
     """
     from ..runs.catalog import Query, catalog_json_rows, format_row, header_line, select, short_id_length
 
+    st = _open(store_dir, read_only)
+    now = st.now()  # the store's clock: a running run's heartbeat is judged by it
     query = Query(model=model, manifest=manifest, state=None if state is None else state.value, suite=suite,
                   policy=policy, user=user, tags=tuple(tag or ()), since=since, until=until, sort=sort.value,
-                  reverse=reverse, limit=limit)
-    st = _open(store_dir, read_only)
+                  reverse=reverse, limit=limit, now=now)
     rows = _catalog_rows(st, scan)
     shown = select(rows, query)
     damaged = sum(row.info is None for row in shown)
@@ -97,7 +101,7 @@ def ls(
         width = short_id_length([row.run for row in rows])
         typer.echo(header_line(width))
         for row in shown:
-            typer.echo(format_row(row, width))
+            typer.echo(format_row(row, width, now=now))
     if damaged:
         raise fail(f"{damaged} run(s) listed as damaged: their run-info cannot be read (see above)")
 
@@ -154,7 +158,7 @@ def show(run_id: RunIdArgument, store_dir: StoreOption = None, read_only: ReadOn
 
     st = _open(store_dir, read_only)
     details = show_run(st, run_id)
-    for line in describe(details):
+    for line in describe(details, now=st.now()):
         typer.echo(line)
     typer.echo(f"attestation: {describe_stored_attestation(st, details.row.run)}")
     for line in reproduction(st, details.row.run, details.row.info):

@@ -1,4 +1,4 @@
-"""``emberbench store ls|cat|fsck|gc|audit|rm-run``: inspect and maintain a content-addressed store.
+"""``emberbench store ls|cat|fsck|gc|audit|rm-run|copy``: inspect and maintain a content-addressed store.
 
 Every command takes ``--store LOCATOR``: a folder, or ``s3://bucket/prefix``
 (optionally ``?endpoint=URL`` for MinIO, Ceph, R2...). Without it,
@@ -235,7 +235,7 @@ def fsck(
     """
     from emberbench.store import fsck as run_fsck
 
-    from ..evaluation.run_damage import store_damage
+    from ..runs.damage import store_structure_damage
 
     if repair and read_only:
         raise typer.BadParameter("--repair writes to the store; it cannot be combined with --read-only",
@@ -261,7 +261,7 @@ def fsck(
         typer.echo(f"{len(report.dangling)} dangling objects (unreferenced; gc collects them after the grace period)")
     if report.quarantine_files:
         typer.echo(f"{report.quarantine_files} files in quarantine/")
-    damages = store_damage(st)
+    damages = store_structure_damage(st, present=_intact_keys(st, report))
     for damage in damages:
         typer.echo(f"damaged  run {damage.run}: {damage}")
     history = history_problems(st)
@@ -273,11 +273,17 @@ def fsck(
     typer.echo("ok")
 
 
+def _intact_keys(st, report) -> frozenset[str]:  # noqa: ANN001
+    """The keys the store holds that fsck did not find corrupt (a run referencing any other lost it)."""
+    corrupt = {bad.key for bad in report.corrupt}
+    return frozenset(key for key in st if key not in corrupt)
+
+
 def _repair(st, suite: Path | None, *, verify_data: bool, connectivity: bool) -> bool:  # noqa: ANN001
     """Repair every run, print what was and was not repaired, check again; True if the store is now sound."""
     from emberbench.store import fsck as run_fsck
 
-    from ..evaluation.run_damage import store_damage
+    from ..runs.damage import store_structure_damage
     from ..runs.repair import repair_store
     from ..sim.suite import load_suite
 
@@ -291,11 +297,23 @@ def _repair(st, suite: Path | None, *, verify_data: bool, connectivity: bool) ->
         typer.echo(f"still missing  {key} referenced by {root}")
     for what, reason in again.bad_roots:
         typer.echo(f"still unreadable {what}: {reason}")
-    damages = store_damage(st)
+    damages = store_structure_damage(st, present=_intact_keys(st, again))
     for damage in damages:
         typer.echo(f"still damaged  run {damage.run}: {damage}")
     typer.echo(f"repair: {len(done.repaired)} repaired, {len(done.unrepaired)} run(s) not repaired")
     return again.ok and done.ok and not damages
+
+
+def _keep_rule(value: str) -> str:
+    """A ``--keep`` rule, checked when the command line is read (a malformed one is a usage error)."""
+    from ..errors import StoreUsageError
+    from ..runs.retention import parse_keep
+
+    try:
+        parse_keep([value])
+    except StoreUsageError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    return value
 
 
 def gc(
@@ -306,24 +324,86 @@ def gc(
                      help="Keep unreferenced objects younger than SECONDS (default: one day)."),
     ] = None,
     apply: Annotated[bool, typer.Option("--apply", help="Delete for real (default: dry run).")] = False,
+    keep: Annotated[
+        Optional[list[str]],  # noqa: UP007
+        typer.Option("--keep", metavar="RULE", parser=_keep_rule,
+                     help="Remove the runs no rule keeps, then collect their objects: last=N (per model), "
+                          "younger=D (e.g. 30d), tagged, tag=NAME. Repeat to combine; running runs are kept."),
+    ] = None,
 ) -> None:
-    """Delete unreferenced objects older than the grace period (dry run unless --apply)."""
+    """Delete unreferenced objects older than the grace period, beside running runs (dry run unless --apply).
+
+    With --keep rules, first remove the runs no rule keeps (as `store rm-run`), so that their objects go too.
+    """
     from emberbench.store import DEFAULT_GRACE_SECONDS
     from emberbench.store import gc as run_gc
 
-    report = run_gc(
-        _open(store_dir), grace_seconds=DEFAULT_GRACE_SECONDS if grace is None else grace, apply=apply
-    )
+    from ..runs.retention import dropped_roots, parse_keep, plan_retention
+
+    from ..errors import StoreUsageError
+
+    try:
+        rules = parse_keep(list(keep or []))
+    except StoreUsageError as exc:  # a rule given twice: a usage error like a malformed one
+        raise typer.BadParameter(str(exc), param_hint="--keep") from None
+    st = _open(store_dir)
+    ignore: tuple[list[str], list[str]] = ([], [])
+    if rules.any:
+        decisions = plan_retention(st, rules)
+        removed = _apply_retention(st, decisions) if apply else [d.run for d in decisions if not d.kept]
+        for decision in decisions:
+            if decision.kept:
+                typer.echo(f"keep     {decision.run}  {decision.reason}")
+            else:
+                verb = "remove  " if not apply else "removed " if decision.run in removed else "kept    "
+                typer.echo(f"{verb} {decision.run}  {decision.reason}")
+        typer.echo(f"retention ({rules.describe()}): {len(decisions) - len(removed)} run(s) kept, {len(removed)} "
+                   f"{'removed' if apply else 'to remove'}")
+        if not apply:
+            ignore = dropped_roots(st, decisions)
+    report = run_gc(st, grace_seconds=DEFAULT_GRACE_SECONDS if grace is None else grace, apply=apply,
+                    ignore_journals=ignore[0], ignore_refs=ignore[1])
+    for line in gc_summary(report):
+        typer.echo(line)
+
+
+def _apply_retention(st, decisions) -> list[str]:  # noqa: ANN001
+    """Remove the runs retention does not keep (a run in progress stays); the runs removed."""
+    from ..errors import OutputLockedError
+    from ..runs.repair import remove_run
+
+    removed = []
+    for decision in decisions:
+        if decision.kept:
+            continue
+        try:
+            remove_run(st, decision.run, apply=True)
+            removed.append(decision.run)
+        except OutputLockedError:
+            typer.echo(f"note: run {decision.run} is in progress (its journal is locked): kept", err=True)
+    return removed
+
+
+def gc_summary(report) -> list[str]:  # noqa: ANN001 - a store.GcReport
+    """What gc saw and did, every object accounted for (the parts of the first line add up to its total)."""
     verb = "would delete" if report.dry_run else "deleted"
-    count = len(report.candidates) if report.dry_run else len(report.deleted)
-    typer.echo(
-        f"{report.objects} objects: {report.marked} referenced, {report.young} unreferenced but "
-        f"within the {report.grace_seconds:g} s grace period; {verb} {count} ({report.freed_bytes} bytes)"
-    )
-    if report.stale_temps:
-        typer.echo(f"{verb} {len(report.stale_temps)} stale temp files")
+    writers = len(report.live_writers)
+    lines = [f"{report.objects} objects: {report.marked} referenced, {report.protected} kept for "
+             f"{writers} live writer(s), {report.young} unreferenced within the {report.grace_seconds:g} s grace "
+             f"period, {len(report.candidates)} unreferenced and older"]
     if report.dry_run:
-        typer.echo("dry run: nothing deleted (use --apply)")
+        lines.append(f"{verb} {len(report.candidates)} ({report.freed_bytes} bytes)")
+    else:
+        lines.append(f"{verb} {len(report.deleted)} ({report.freed_bytes} bytes), {len(report.spared)} spared "
+                     f"(referenced, refreshed or protected since the first look), {len(report.vanished)} already "
+                     "gone")
+    if report.stale_temps:
+        lines.append(f"{verb} {len(report.stale_temps)} stale temp files")
+    if report.released_leases:
+        lines.append(f"released {len(report.released_leases)} lease(s) of writers that are gone")
+    if report.dry_run:
+        lines.append("dry run: nothing deleted (use --apply)")
+    return lines
 
 
 PARTIAL_EXIT = 3
@@ -482,12 +562,47 @@ def info(store_dir: StoreOption = None, read_only: ReadOnlyOption = False) -> No
         typer.echo(line)
 
 
+def copy(
+    source: Annotated[str, typer.Argument(metavar="SRC", help="The store to copy from: a folder or s3://bucket/prefix.")],
+    target: Annotated[str, typer.Argument(metavar="DST", help="The store to copy into (made if missing or empty; "
+                                                              "a non-empty folder or prefix must be a store).")],
+) -> None:
+    """Copy the runs finished when the copy starts (whole, each checked first) and the other refs to DST.
+
+    Runs still writing, or stopped before their end, are skipped and named;
+    so is a damaged run (fsck's checks), or one DST holds otherwise. Exit 1
+    if anything but unfinished runs was skipped.
+    """
+    from emberbench.store import open_store
+
+    from ..runs.copy import UNFINISHED, copy_runs
+
+    src = open_store(resolve_store_dir(source))
+    dst = open_store(resolve_store_dir(target), create=True)
+    if dst.created:
+        typer.echo(f"note: new empty store at {dst.locator}", err=True)
+
+    def said(run: str, what: str) -> None:
+        word, _, reason = what.partition(": ")
+        typer.echo(f"{word:<8} {run}" + (f": {reason}" if reason else ""))
+
+    report = copy_runs(src, dst, progress=said)
+    typer.echo(f"{len(report.copied)} run(s) copied, {len(report.present)} already there, {len(report.skipped)} "
+               f"skipped; {report.refs} other ref(s); {report.objects} object(s) written to {dst.locator}")
+    src.close()
+    dst.close()
+    if not report.complete:
+        bad = [what for what, reason in report.skipped if not reason.startswith(UNFINISHED)]
+        raise fail(f"store copy: {len(bad)} run(s) or ref(s) not copied for a reason other than being unfinished "
+                   f"(first: {bad[0]}; see above)")
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``store`` command group to ``app``."""
     store_app = typer.Typer(
         name="store", help="Inspect and maintain a content-addressed store.", no_args_is_help=True
     )
-    for func in (ls, cat, fsck, gc, audit, log, info):
+    for func in (ls, cat, fsck, gc, audit, log, info, copy):
         store_app.command(func.__name__)(user_errors(func))
     store_app.command("rm-run")(user_errors(rm_run))
     app.add_typer(store_app, name="store")

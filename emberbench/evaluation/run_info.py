@@ -166,7 +166,7 @@ INFO_KEYS_1_0 = frozenset({
 })
 INFO_KEYS_1_1 = INFO_KEYS_1_0 | {"model_usage"}
 """The keys of a version 1.1 run-info (still read)."""
-INFO_KEYS = INFO_KEYS_1_1 | {"nodes", "tags"}
+INFO_KEYS = INFO_KEYS_1_1 | {"nodes", "tags", "heartbeat"}
 """The keys of the version written (:data:`RUN_INFO_VERSION`); versions 1.0 and 1.1 have
 :data:`INFO_KEYS_1_0` and :data:`INFO_KEYS_1_1`."""
 _KEYS_OF = {"1.0": INFO_KEYS_1_0, "1.1": INFO_KEYS_1_1, RUN_INFO_VERSION: INFO_KEYS}
@@ -267,6 +267,9 @@ class RunInfo:
             version 1.0 or 1.1, or one rebuilt from a result).
         tags: labels given with ``run --tag`` (sorted, unique; since 1.2; none in
             an older run-info).
+        heartbeat: the last heartbeat of the running run, on the store's clock
+            (:mod:`emberbench.evaluation.liveness`; since 1.2); None in an older
+            run-info, written before heartbeats.
     """
 
     run: str
@@ -291,6 +294,7 @@ class RunInfo:
     model_usage: ModelUsage | None = None
     nodes: Nodes | None = None
     tags: tuple[str, ...] = ()
+    heartbeat: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.run, str) or _RUN_RE.fullmatch(self.run) is None:
@@ -329,6 +333,8 @@ class RunInfo:
             raise RunInfoError(f"nodes count more episodes than the {scheduled} scheduled")
         if not isinstance(self.tags, tuple) or normalize_tags(self.tags) != self.tags:
             raise RunInfoError(f"tags must be a sorted tuple of distinct tags, got {self.tags!r:.80}")
+        if self.heartbeat is not None:
+            _time(self.heartbeat, "heartbeat")
 
     def replace(self, **changes: Any) -> RunInfo:
         """A copy with ``changes`` applied (validated again)."""
@@ -467,8 +473,9 @@ def write_run_info(store: Any, info: RunInfo) -> str:
     """Store ``info`` and point ``runs/<run>`` at it; the only way a run's own progress is written.
 
     The ref moves by compare-and-swap: a verification another process
-    recorded meanwhile (:func:`record_verification`) is carried over unless
-    ``info`` brings a newer one, so neither writer loses the other's update.
+    recorded meanwhile (:func:`record_verification`), or a later heartbeat
+    (:mod:`emberbench.evaluation.liveness`), is carried over unless ``info``
+    brings a newer one, so neither writer loses the other's update.
     An ``info`` without ``nodes`` (an invocation that has played nothing
     yet) keeps the nodes of the stored run-info, those of the latest
     invocation that played episodes.
@@ -485,6 +492,9 @@ def write_run_info(store: Any, info: RunInfo) -> str:
             merged = merged.replace(verification=current.verification)
         if current is not None and info.nodes is None and current.nodes is not None:
             merged = merged.replace(nodes=current.nodes)
+        if current is not None and current.run == info.run and current.heartbeat is not None and (
+                info.heartbeat is None or info.heartbeat < current.heartbeat):
+            merged = merged.replace(heartbeat=current.heartbeat)  # a heartbeat recorded meanwhile stays
         return store.put(merged.to_bytes())
 
     key = store.refs.update(run_info_ref(info.run), change)

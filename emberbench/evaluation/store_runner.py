@@ -50,6 +50,7 @@ from ..results.manifest import EvaluationManifest
 from .record_spool import RecordSpool
 from ..results.artifact import artifact_chunks, episode_chunk
 from .run_info import JournalHeader, RunInfo, is_header_entry, software_versions, this_host, this_user, utc_now
+from .liveness import Heartbeat, store_time
 from .run_info import Nodes, node_counts, normalize_tags, write_run_info
 from .output import output_exists
 from .run_sidecar import new_sidecar, output_sidecar, write_sidecar
@@ -186,6 +187,8 @@ class StoreSink:
             self.usage = self._usage_before()
             self.info = self._new_info()
             write_run_info(store, self.info)
+            # From here on the run beats: its run-info says it lives, its leases stay fresh (liveness.py).
+            self.heartbeat = Heartbeat(store, self.name, self.journal).start()
         except BaseException:
             self._drop_journal()
             self.spool.close()
@@ -258,6 +261,7 @@ class StoreSink:
             episodes_scheduled=len(m.episodes), state="running", result=self._finished_result(),
             model_usage=self.usage,
             tags=self._tags(),
+            heartbeat=store_time(self.store),
         )
 
     def _nodes(self) -> Nodes | None:
@@ -389,7 +393,7 @@ class StoreSink:
         self._last = time.monotonic()
         self.flush_journal()
         write_run_info(self.store, self.info.replace(episodes_done=self.count, nodes=self._nodes(),
-                                                     model_usage=self.usage))
+                                                     model_usage=self.usage, heartbeat=store_time(self.store)))
         size = self._artifact_size()
         projected = size + (len(self.manifest.episodes) - self.count) * (size / max(1, self.count))
         if self._spent + size <= CHECKPOINT_BUDGET * projected:
@@ -452,38 +456,36 @@ class StoreSink:
         (the store that failed it still unreachable) is not raised: the run's
         own error, which names the store and the cause, is the one reported.
         """
-        if error is None:
-            self._close(None)
-            return
         from emberbench.store import StoreError
 
+        self.heartbeat.stop()
         try:
             self._close(error)
         except StoreError:
-            pass
-
-    def _close(self, error: BaseException | None) -> None:
-        try:
-            self.flush_journal()
-            complete = self.count == len(self.manifest.episodes)
-            result = self._finished_result()
-            if not isinstance(error, RunIntegrityError):  # after a failed check, leave every file as it is
-                if self.in_file != self.count or not self.out.exists():
-                    self._write_artifact()
-                if complete:
-                    result = self._store_result()
-            if complete and error is None:
-                state = "complete"
-            else:
-                # A stop signal (SIGINT's KeyboardInterrupt, SIGTERM's exception, an exit) is not a failure:
-                # every such stop raises a BaseException that is not an Exception.
-                state = "interrupted" if error is not None and not isinstance(error, Exception) else "failed"
-            self.info = self.info.replace(state=state, ended=utc_now(), episodes_done=self.count, result=result,
-                                          nodes=self._nodes(), model_usage=self.usage)
-            write_run_info(self.store, self.info)
+            if error is None:
+                raise
         finally:
             self.spool.close()
             self.journal.close()
+
+    def _close(self, error: BaseException | None) -> None:
+        self.flush_journal()
+        complete = self.count == len(self.manifest.episodes)
+        result = self._finished_result()
+        if not isinstance(error, RunIntegrityError):  # after a failed check, leave every file as it is
+            if self.in_file != self.count or not self.out.exists():
+                self._write_artifact()
+            if complete:
+                result = self._store_result()
+        if complete and error is None:
+            state = "complete"
+        else:
+            # A stop signal (SIGINT's KeyboardInterrupt, SIGTERM's exception, an exit) is not a failure:
+            # every such stop raises a BaseException that is not an Exception.
+            state = "interrupted" if error is not None and not isinstance(error, Exception) else "failed"
+        self.info = self.info.replace(state=state, ended=utc_now(), episodes_done=self.count, result=result,
+                                      nodes=self._nodes(), model_usage=self.usage, heartbeat=store_time(self.store))
+        write_run_info(self.store, self.info)
 
     def _store_result(self) -> str:
         """Store the complete artifact under ``results/<name>`` and finish the journal (idempotent)."""

@@ -35,6 +35,7 @@ from typing import Any
 from ..errors import OutputPathError, RunInfoError, StoreUsageError
 from ..evaluation.run_info import RUN_INFO_REF_PREFIX, STATES, RunInfo, read_run_info
 from ..evaluation.store_names import run_names
+from ..evaluation.liveness import DEAD, effective_state
 from ..io.versions import RUN_CATALOG_VERSION
 from ..tables.table import Table, TableView, columns
 
@@ -130,10 +131,13 @@ class Query:
     sort: str = "id"
     reverse: bool = False
     limit: int | None = None
+    now: float | None = None
+    """The store's clock (seconds since the epoch): a running run whose heartbeat is stale then is ``dead``
+    (:func:`~emberbench.evaluation.liveness.effective_state`); None judges by the run-info's state alone."""
 
     def __post_init__(self) -> None:
-        if self.state is not None and self.state not in STATES:
-            raise StoreUsageError(f"state must be one of {', '.join(STATES)}, got {self.state!r}")
+        if self.state is not None and self.state not in (*STATES, DEAD):
+            raise StoreUsageError(f"state must be one of {', '.join((*STATES, DEAD))}, got {self.state!r}")
         if self.manifest is not None and not _HEX_RE.fullmatch(self.manifest):
             raise StoreUsageError(f"--manifest must be (a prefix of) a lowercase hex manifest hash, "
                                   f"got {self.manifest!r}")
@@ -147,13 +151,16 @@ class Query:
                 raise StoreUsageError(f"--{name} must be a date like 2026-01-31 or a UTC time like "
                                       f"2026-01-31T12:00:00Z, got {value!r:.40}")
 
+    def _state(self, info: RunInfo) -> str:
+        return info.state if self.now is None else effective_state(info, self.now)
+
     def matches(self, info: RunInfo) -> bool:
         """Whether a (readable) run passes every filter."""
         since = None if self.since is None else (self.since + "T00:00:00Z" if len(self.since) == 10 else self.since)
         until = None if self.until is None else (self.until + "T23:59:59Z" if len(self.until) == 10 else self.until)
         return not ((self.model is not None and info.model_id != self.model)
                     or (self.manifest is not None and not info.manifest_hash.startswith(self.manifest))
-                    or (self.state is not None and info.state != self.state)
+                    or (self.state is not None and self._state(info) != self.state)
                     or (self.suite is not None and info.suite_id != self.suite)
                     or (self.policy is not None and info.policy != self.policy)
                     or (self.user is not None and info.user != self.user)
@@ -408,14 +415,19 @@ def header_line(id_length: int) -> str:
     return _join([name for name, _ in COLUMNS], id_length)
 
 
-def format_row(row: CatalogRow, id_length: int) -> str:
-    """One run in at most :data:`LINE_WIDTH` columns when ``id_length`` is 8; a damaged run says so."""
+def format_row(row: CatalogRow, id_length: int, *, now: float | None = None) -> str:
+    """One run in at most :data:`LINE_WIDTH` columns when ``id_length`` is 8; a damaged run says so.
+
+    With ``now`` (the store's clock), a running run whose heartbeat is stale
+    shows as ``dead`` (:func:`emberbench.evaluation.liveness.effective_state`).
+    """
     short = row.hex_id[:id_length]
     if row.info is None:
         return fit(f"{short} damaged: {row.damage}", max(LINE_WIDTH, id_length + 10)).rstrip()
     i = row.info
     done = f"{_count(i.episodes_done)}/{_count(i.episodes_scheduled)}"
-    return _join([short, i.model_id, i.policy, short_suite_id(i.suite_id), done, i.state, i.started[:10]], id_length)
+    state = i.state if now is None else effective_state(i, now)
+    return _join([short, i.model_id, i.policy, short_suite_id(i.suite_id), done, state, i.started[:10]], id_length)
 
 
 SHIPPED_SUITE_PREFIX = "emberbench-"
@@ -504,15 +516,17 @@ def catalog_json_rows(store: Any, rows: Iterable[CatalogRow]) -> Iterator[str]:
     yield "\n]}\n"
 
 
-def describe(details: RunDetails) -> list[str]:
-    """``runs show``: one ``name: value`` line per fact."""
+def describe(details: RunDetails, *, now: float | None = None) -> list[str]:
+    """``runs show``: one ``name: value`` line per fact (with ``now``, the store's clock: a liveness line)."""
+    from ..evaluation.liveness import describe_liveness
+
     row, info = details.row, details.row.info
     lines = [f"run: {row.run}", f"id: {row.hex_id}"]
     if info is None:
         lines.append(f"damaged: {row.damage}")
     else:
         for field in ("model_id", "policy", "state", "episodes_done", "episodes_scheduled", "manifest_hash",
-                      "suite_id", "suite_version", "suite_hash", "started", "ended", "host", "user",
+                      "suite_id", "suite_version", "suite_hash", "started", "ended", "heartbeat", "host", "user",
                       "emberbench_version", "python_version", "ray_version", "result"):
             value = getattr(info, field)
             lines.append(f"{field}: {'-' if value is None else value}")
@@ -521,6 +535,8 @@ def describe(details: RunDetails) -> list[str]:
         lines.append(f"tags: {', '.join(info.tags) or '-'}")
         if info.model_usage is not None:
             lines.append(f"model usage: {info.model_usage.describe()}")
+        if now is not None:
+            lines.append(f"liveness: {describe_liveness(info, now)}")
         check = info.verification
         lines.append("verification: never" if check is None else
                      f"verification: {check.verdict} at {check.at} by {check.by}"
