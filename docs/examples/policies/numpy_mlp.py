@@ -64,7 +64,6 @@ for _ch, _k in (("#", 0), ("*", 1), ("E", 2)):
     _ONE_HOT[ord(_ch)] = np.eye(CHANNELS, dtype=np.float32)[_k]
 _ONE_HOT_ITEMS = _ONE_HOT.view(np.complex128).ravel()  # the four flags as one 16-byte item: one take copies them
 _WALL = "#"
-_BURNING = ord("*")
 _FAR = np.iinfo(np.int32).max  # where a burning exit is put: never the nearest while an open one exists
 _MOVE_NAMES = np.array(MOVES, dtype=object)
 
@@ -110,11 +109,11 @@ def load_weights(path: str | None) -> dict[str, np.ndarray]:
     return out
 
 
-def _starts(counts: np.ndarray) -> np.ndarray:
-    """Where each group of a flat array begins, given the groups' sizes."""
-    starts = np.zeros(counts.size, dtype=np.int64)
-    np.cumsum(counts[:-1], out=starts[1:])
-    return starts
+@functools.cache
+def _window_offsets(pitch: int) -> np.ndarray:
+    """The offsets of a window's cells from its centre in a buffer whose rows are ``pitch`` long (row-major)."""
+    span = np.arange(-RADIUS, RADIUS + 1)
+    return (span[:, None] * pitch + span).ravel()
 
 
 def features(observations: Sequence[Any]) -> tuple[np.ndarray, People]:
@@ -127,11 +126,11 @@ def features(observations: Sequence[Any]) -> tuple[np.ndarray, People]:
     nearest exit that is not burning (the first in scenario order on a tie;
     0 and 0 without one).
 
-    The Python loops run once per observation, to read its attributes;
-    everything per person or per cell is a numpy operation over the batch.
-    The maps are laid out in one buffer with a common row length ``pitch``
-    and walls around each map, so a person's window is the same 25
-    offsets from their cell, whatever their map.
+    Python loops only over the observations (and their few exits);
+    everything per person or per cell is a numpy operation over the whole
+    batch. The maps are laid out in one buffer with a common row length
+    ``pitch`` and walls around each map, so a person's window is the same
+    25 offsets from their cell, whatever their map.
     """
     k = len(observations)
     pitch = max((o.width for o in observations), default=0) + 2 * RADIUS
@@ -143,42 +142,43 @@ def features(observations: Sequence[Any]) -> tuple[np.ndarray, People]:
         bases.append(at)
         at += o.height * pitch + len(gap)
     cells = np.frombuffer("".join(parts).encode("ascii"), dtype=np.uint8)
-    base = np.array(bases, dtype=np.int64)
 
     crowds = [o.people for o in observations]
-    counts = np.fromiter(map(len, crowds), dtype=np.int64, count=k)
+    counts = [len(crowd) for crowd in crowds]
     flat = list(itertools.chain.from_iterable(itertools.chain.from_iterable(crowds)))  # id, row, col, id, ...
-    n = len(flat) // 3
     ids = flat[0::3]
-    r = np.array(flat[1::3], dtype=np.int64)
-    c = np.array(flat[2::3], dtype=np.int64)
+    n = len(ids)
+    r, c = np.array([flat[1::3], flat[2::3]], dtype=np.int64).reshape(2, n)
     owner = np.repeat(np.arange(k), counts)
     x = np.empty((n, FEATURES), dtype=np.float32)
 
     # The window: one take of the cells' characters, one of their channel flags (16 bytes a cell).
-    offsets = (np.arange(-RADIUS, RADIUS + 1)[:, None] * pitch + np.arange(-RADIUS, RADIUS + 1)).ravel()
-    window = cells.take((base[owner] + r * pitch + c)[:, None] + offsets)  # (n, SIDE**2) grid characters
+    centre = np.array(bases, dtype=np.int64)[owner] + r * pitch + c
+    window = cells.take(centre[:, None] + _window_offsets(pitch))  # (n, SIDE**2) grid characters
     x[:, :-2] = _ONE_HOT_ITEMS.take(window).view(np.float32)
 
-    # The direction to the nearest open exit: (observation, exit) tables of rows and columns, where burning
-    # exits and missing ones are far away; each person reads their observation's row of them.
-    exits = [o.exits for o in observations]
-    exit_counts = np.fromiter(map(len, exits), dtype=np.int64, count=k)
-    spots = list(itertools.chain.from_iterable(itertools.chain.from_iterable(exits)))  # id, row, col, id, ...
-    x[:, -2:] = 0.0
-    if spots and n:
-        er, ec = np.array(spots[1::3], dtype=np.int64), np.array(spots[2::3], dtype=np.int64)
-        exit_owner = np.repeat(np.arange(k), exit_counts)
-        usable = cells[base[exit_owner] + er * pitch + ec] != _BURNING
-        where = exit_owner[usable], (np.arange(er.size) - np.repeat(_starts(exit_counts), exit_counts))[usable]
-        rows, cols = (np.full((k, int(exit_counts.max())), _FAR, dtype=np.int64) for _ in range(2))
-        rows[where], cols[where] = er[usable], ec[usable]
-        dr, dc = rows[owner] - r[:, None], cols[owner] - c[:, None]  # (n, most exits)
-        near = np.arange(n), np.argmin(np.abs(dr) + np.abs(dc), axis=1)  # the first nearest in scenario order
-        reachable = rows[owner, near[1]] != _FAR
-        x[:, -2] = np.where(reachable, np.sign(dr[near]), 0)
-        x[:, -1] = np.where(reachable, np.sign(dc[near]), 0)
-    return x, People(ids, counts.tolist())
+    # The direction to the nearest usable exit: tables of each observation's exits (a few a map, read in
+    # Python), burning ones and padding far away; each person compares their own observation's row.
+    most = max((len(o.exits) for o in observations), default=0)
+    if not (n and most):
+        x[:, -2:] = 0.0
+        return x, People(ids, counts)
+    exit_rows, exit_cols = [], []
+    for o in observations:
+        for e in o.exits:
+            burning = o.grid[e.row][e.col] == "*"
+            exit_rows.append(_FAR if burning else e.row)
+            exit_cols.append(_FAR if burning else e.col)
+        exit_rows += [_FAR] * (most - len(o.exits))
+        exit_cols += [_FAR] * (most - len(o.exits))
+    rows = np.array(exit_rows, dtype=np.int64).reshape(k, most)[owner]  # (n, most exits)
+    dr = rows - r[:, None]
+    dc = np.array(exit_cols, dtype=np.int64).reshape(k, most)[owner] - c[:, None]
+    nearest = np.arange(n), np.argmin(np.abs(dr) + np.abs(dc), axis=1)  # the first nearest in scenario order
+    usable = rows[nearest] != _FAR
+    x[:, -2] = np.sign(dr[nearest]) * usable
+    x[:, -1] = np.sign(dc[nearest]) * usable
+    return x, People(ids, counts)
 
 
 def _hidden(h: np.ndarray, bias: np.ndarray, shift: int) -> np.ndarray:
