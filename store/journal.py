@@ -21,7 +21,8 @@ entries are read in order up to the first one that fails its checks; if no
 valid entry can be found anywhere after it, the rest is a torn tail: readers
 ignore it and a writer truncates it away. If a valid entry does follow, the
 damage is before the end and :class:`~store.errors.JournalCorruptError` is
-raised: nothing is repaired silently.
+raised: nothing is repaired silently. Bytes after a whole finish marker are
+no torn tail either (nothing is appended after it): they are damage too.
 
 **Backends.** A local journal is one file appended in place
 (:class:`FileJournalWriter`, in :mod:`store.local`); on object storage a
@@ -181,6 +182,9 @@ def parse(name: str, buf: bytes) -> tuple[JournalState, int]:
             if _frame_at(buf, probe) is not None:
                 raise JournalCorruptError(name, pos, f"a valid entry follows at byte {probe}")
             probe = buf.find(_MARKER, probe + 1)
+        if finish is not None:
+            # Nothing is ever appended after a finish marker, so these bytes are no torn append.
+            raise JournalCorruptError(name, pos, f"{len(buf) - pos} bytes follow the finish marker")
     return JournalState(name, tuple(entries), finish, len(buf) - pos), pos
 
 
@@ -355,6 +359,12 @@ class JournalWriter:
 
     def _delete_held(self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def keep_alive(self) -> None:
+        """Renew the writer's hold on the journal if it is due (a heartbeat); a no-op where the hold never lapses.
+
+        Safe to call from another thread than the one that appends.
+        """
 
     def discard_if_empty(self) -> bool:
         """Close the writer; if the journal holds no entry and no finish marker, delete it first.

@@ -134,6 +134,7 @@ def run(
              "async policies), in [1, 4096]. Same records as without it.")] = 1,
     gpus_per_worker: GpusOption = None,
     resources: ResourcesOption = None,
+    tag: Annotated[Optional[list[str]], typer.Option("--tag", metavar="TAG", help="Label the run in the store (repeatable): 1-64 letters, digits and ._:=+-; `runs ls --tag` finds it.")] = None,  # noqa: UP007
 ) -> None:
     """Run a policy on every episode of a manifest and write its result artifact.
 
@@ -152,6 +153,7 @@ def run(
     model_id = _model_id(model_id, policy)
     drive = _drive(batch_size, concurrency)
     signer = _signer(signing_key, no_store)
+    tags = _tags(tag, no_store)
     m, s = manifest_and_suite(manifest, suite)
     log_dir = agent_log_dir(agent_log)
     store = None
@@ -159,6 +161,8 @@ def run(
         from ..evaluation.store_runner import open_store
 
         store = open_store(resolve_store_dir(store_dir))
+        if store.created:  # a mistyped folder or prefix must not pass unnoticed
+            typer.echo(f"note: new empty store at {store.locator}", err=True)
     # A bad spec fails here. The store goes to policies that keep content in it (a served model's cache).
     factory = resolve_policy(policy, agent_timeout=agent_timeout, agent_log=log_dir,
                              context=PolicyContext(store=store))
@@ -176,7 +180,7 @@ def run(
         code = policy_code_digest(policy)
     env = parse_runtime_env(runtime_env)
     common = {"resume": not no_resume, "store": store, "checkpoint_every": checkpoint_every,
-              "checkpoint_seconds": checkpoint_seconds}
+              "checkpoint_seconds": checkpoint_seconds, "tags": tags}
     asked = _cluster_option(address, workers, env, gpus_per_worker, resources)
     if executor is ExecutorKind.LOCAL and (gpus_per_worker or resources):
         raise typer.BadParameter("worker resources are for Ray workers; drop --executor local",
@@ -222,6 +226,10 @@ def run(
         typer.echo(summary.describe_nodes())
     if summary.usage is not None:
         typer.echo(f"model usage of the episodes played now: {summary.usage.describe()}")
+    if store is not None:
+        from .store_cmd import refresh_catalog
+
+        refresh_catalog(store)
     if signer is not None:
         _attest_run(store, m, model_id, signer, code, chosen, resolve_address(address))
 
@@ -238,6 +246,21 @@ def _model_id(option: str | None, policy: str) -> str:
                                  param_hint="--model-id")
     typer.echo(f"model id: {name} (the policy spec's name; --model-id chooses another)")
     return name
+
+
+def _tags(given: list[str] | None, no_store: bool) -> tuple[str, ...]:
+    """The run's tags, checked (a usage error otherwise); tags need a store (they live in its run-info)."""
+    from ..errors import RunInfoError
+    from ..evaluation.run_info import normalize_tags
+
+    if not given:
+        return ()
+    if no_store:
+        raise typer.BadParameter("tags are kept in the store's run-info; drop --no-store", param_hint="--tag")
+    try:
+        return normalize_tags(given)
+    except RunInfoError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--tag") from None
 
 
 def _signer(option: Path | None, no_store: bool) -> Any:

@@ -53,6 +53,8 @@ HEADER_KEYS = frozenset({"run_header", "policy", "emberbench_version", "started"
 RUN_INFO_READABLE = ("1.0", "1.1", RUN_INFO_VERSION)
 """Run-info versions a reader accepts: 1.0 (before execution accounting, no ``model_usage``), 1.1 (no
 ``nodes``) and the one written."""
+MAX_TAGS = 32
+_TAG_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:=+-]{0,63}")
 
 
 def utc_now() -> str:
@@ -164,7 +166,7 @@ INFO_KEYS_1_0 = frozenset({
 })
 INFO_KEYS_1_1 = INFO_KEYS_1_0 | {"model_usage"}
 """The keys of a version 1.1 run-info (still read)."""
-INFO_KEYS = INFO_KEYS_1_1 | {"nodes"}
+INFO_KEYS = INFO_KEYS_1_1 | {"nodes", "tags", "heartbeat"}
 """The keys of the version written (:data:`RUN_INFO_VERSION`); versions 1.0 and 1.1 have
 :data:`INFO_KEYS_1_0` and :data:`INFO_KEYS_1_1`."""
 _KEYS_OF = {"1.0": INFO_KEYS_1_0, "1.1": INFO_KEYS_1_1, RUN_INFO_VERSION: INFO_KEYS}
@@ -214,6 +216,28 @@ def _nodes(value: object) -> Nodes | None:
     return value
 
 
+def normalize_tags(tags: object) -> tuple[str, ...]:
+    """Tags as a run-info holds them: each checked, duplicates dropped, sorted (code point order).
+
+    A tag is 1-64 characters of ``[A-Za-z0-9._:=+-]`` starting with a letter
+    or digit (``baseline``, ``paper:v2``, ``lr=3e-4``); a run has at most
+    :data:`MAX_TAGS`.
+
+    Raises:
+        RunInfoError: a tag breaks the rule, or there are too many.
+    """
+    if isinstance(tags, str) or not isinstance(tags, (list, tuple, set, frozenset)):
+        raise RunInfoError(f"tags must be a list of strings, got {tags!r:.80}")
+    for tag in tags:
+        if not isinstance(tag, str) or _TAG_RE.fullmatch(tag) is None:
+            raise RunInfoError(f"a tag is 1-64 characters of letters, digits and ._:=+- starting with a letter "
+                               f"or digit, got {tag!r:.80}")
+    unique = tuple(sorted(set(tags)))
+    if len(unique) > MAX_TAGS:
+        raise RunInfoError(f"a run has at most {MAX_TAGS} tags, got {len(unique)}")
+    return unique
+
+
 @dataclass(frozen=True, slots=True)
 class RunInfo:
     """The provenance of one run in a store (format version :data:`RUN_INFO_VERSION`).
@@ -241,6 +265,11 @@ class RunInfo:
             any were played: ``((host name, episodes), ...)`` sorted by name
             (see :func:`node_counts`); None when not recorded (a run-info of
             version 1.0 or 1.1, or one rebuilt from a result).
+        tags: labels given with ``run --tag`` (sorted, unique; since 1.2; none in
+            an older run-info).
+        heartbeat: the last heartbeat of the running run, on the store's clock
+            (:mod:`emberbench.evaluation.liveness`; since 1.2); None in an older
+            run-info, written before heartbeats.
     """
 
     run: str
@@ -264,6 +293,8 @@ class RunInfo:
     verification: Verification | None = None
     model_usage: ModelUsage | None = None
     nodes: Nodes | None = None
+    tags: tuple[str, ...] = ()
+    heartbeat: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.run, str) or _RUN_RE.fullmatch(self.run) is None:
@@ -300,6 +331,10 @@ class RunInfo:
         _nodes(self.nodes)
         if self.nodes is not None and sum(count for _, count in self.nodes) > scheduled:
             raise RunInfoError(f"nodes count more episodes than the {scheduled} scheduled")
+        if not isinstance(self.tags, tuple) or normalize_tags(self.tags) != self.tags:
+            raise RunInfoError(f"tags must be a sorted tuple of distinct tags, got {self.tags!r:.80}")
+        if self.heartbeat is not None:
+            _time(self.heartbeat, "heartbeat")
 
     def replace(self, **changes: Any) -> RunInfo:
         """A copy with ``changes`` applied (validated again)."""
@@ -315,6 +350,7 @@ class RunInfo:
         if self.model_usage is not None:
             out["model_usage"] = self.model_usage.to_dict()
         out["nodes"] = None if self.nodes is None else dict(self.nodes)
+        out["tags"] = list(self.tags)
         return out
 
     def to_bytes(self) -> bytes:
@@ -327,7 +363,7 @@ class RunInfo:
 
         Refuses other versions and unknown or missing keys: a version 1.0
         run-info has neither ``model_usage`` nor ``nodes`` and a 1.1 one no
-        ``nodes``; they read as None.
+        ``nodes``; they read as None (and ``tags`` as none).
 
         Raises:
             RunInfoError: naming ``where`` and the first problem.
@@ -339,6 +375,11 @@ class RunInfo:
         try:
             data = _exact_keys(data, _KEYS_OF.get(version, INFO_KEYS), where)
             fields = {k: v for k, v in data.items() if k != "run_info_version"}
+            if "tags" in fields:
+                tags = fields["tags"]
+                if not isinstance(tags, list) or normalize_tags(tags) != tuple(tags):
+                    raise RunInfoError(f"tags must be a sorted list of distinct tags, got {tags!r:.80}")
+                fields["tags"] = tuple(tags)
             check = fields["verification"]
             if check is not None:
                 check = _exact_keys(check, frozenset({"at", "by", "verdict", "detail"}), "verification")
@@ -357,6 +398,40 @@ class RunInfo:
         except RunInfoError as exc:
             message = str(exc)
             raise RunInfoError(message if message.startswith(where) else f"{where}: {message}") from None
+
+
+def trusted_run_info(data: dict[str, Any]) -> RunInfo:
+    """A run-info from a dict this code wrote (``RunInfo.to_dict``), without checking every field again.
+
+    For the catalog index only: it holds thousands of run-infos, each
+    validated when it was read from the store, inside an object whose frame
+    checksum was verified and whose ref the ref log vouches for. Keys and
+    version are still checked; a field of the wrong type fails later, never
+    silently. Anything else reads run-infos with :meth:`RunInfo.from_dict`.
+
+    Raises:
+        RunInfoError: another version, or unknown or missing keys.
+    """
+    if not isinstance(data, dict) or data.get("run_info_version") != RUN_INFO_VERSION or set(data) != INFO_KEYS:
+        raise RunInfoError("an indexed run-info is not one this code writes (version or keys differ)")
+    info = object.__new__(RunInfo)
+    setter = object.__setattr__
+    for name in _FIELD_NAMES:
+        setter(info, name, data[name])
+    setter(info, "tags", tuple(data["tags"]))
+    if data["nodes"] is not None:
+        setter(info, "nodes", tuple(sorted(data["nodes"].items())))
+    if data["verification"] is not None:
+        setter(info, "verification", Verification(**data["verification"]))
+    if data["model_usage"] is not None:
+        try:
+            setter(info, "model_usage", ModelUsage.from_dict(data["model_usage"]))
+        except ValueError as exc:
+            raise RunInfoError(f"model_usage: {exc}") from None
+    return info
+
+
+_FIELD_NAMES = tuple(f.name for f in dataclasses.fields(RunInfo))
 
 
 def software_versions() -> dict[str, str | None]:
@@ -398,8 +473,9 @@ def write_run_info(store: Any, info: RunInfo) -> str:
     """Store ``info`` and point ``runs/<run>`` at it; the only way a run's own progress is written.
 
     The ref moves by compare-and-swap: a verification another process
-    recorded meanwhile (:func:`record_verification`) is carried over unless
-    ``info`` brings a newer one, so neither writer loses the other's update.
+    recorded meanwhile (:func:`record_verification`), or a later heartbeat
+    (:mod:`emberbench.evaluation.liveness`), is carried over unless ``info``
+    brings a newer one, so neither writer loses the other's update.
     An ``info`` without ``nodes`` (an invocation that has played nothing
     yet) keeps the nodes of the stored run-info, those of the latest
     invocation that played episodes.
@@ -416,6 +492,9 @@ def write_run_info(store: Any, info: RunInfo) -> str:
             merged = merged.replace(verification=current.verification)
         if current is not None and info.nodes is None and current.nodes is not None:
             merged = merged.replace(nodes=current.nodes)
+        if current is not None and current.run == info.run and current.heartbeat is not None and (
+                info.heartbeat is None or info.heartbeat < current.heartbeat):
+            merged = merged.replace(heartbeat=current.heartbeat)  # a heartbeat recorded meanwhile stays
         return store.put(merged.to_bytes())
 
     key = store.refs.update(run_info_ref(info.run), change)
@@ -452,6 +531,16 @@ def _readable(store: Any, key: str | None) -> RunInfo | None:
         return _parse_stored(store, key, "run-info")
     except (RunInfoError, StoreError):
         return None
+
+
+def parse_stored(store: Any, key: str, where: str) -> RunInfo:
+    """The run-info stored under ``key`` (capped, validated); ``where`` names it in errors.
+
+    Raises:
+        RunInfoError: too large, not JSON, or invalid.
+        StoreError: the object is missing or corrupt.
+    """
+    return _parse_stored(store, key, where)
 
 
 def _parse_stored(store: Any, key: str, where: str) -> RunInfo:
@@ -511,11 +600,14 @@ __all__ = [
     "Verification",
     "is_header_entry",
     "node_counts",
+    "normalize_tags",
+    "parse_stored",
     "read_run_info",
     "record_verification",
     "run_accounting",
     "run_info_ref",
     "software_versions",
+    "trusted_run_info",
     "this_host",
     "this_user",
     "utc_now",

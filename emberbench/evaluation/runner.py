@@ -230,6 +230,7 @@ def run_evaluation(
     output_lock: OutputLock | None = None,
     executor_for: ExecutorFor | None = None,
     drive: DriveOptions = ONE_AT_A_TIME,
+    tags: Sequence[str] = (),
 ) -> RunSummary:
     """Run every scheduled episode that the output lacks, holding the output for the whole run.
 
@@ -264,6 +265,8 @@ def run_evaluation(
         drive: how the default in-process executor drives the policy (a batch
             size or a concurrency, :class:`~emberbench.evaluation.drive.DriveOptions`);
             an executor given or opened is built with its own.
+        tags: with a store, labels for the run's run-info (added to those an
+            earlier start of the same run gave; see ``normalize_tags``).
 
     Returns:
         A :class:`RunSummary`.
@@ -288,7 +291,7 @@ def run_evaluation(
         if executor is None and executor_for is None:
             executor = InProcessExecutor(suite, policy, store=store, spec=spec, drive=drive)
         return _run(manifest, suite, model_id, out, executor, store, resume=resume, spec=spec, progress=progress,
-                    every=checkpoint_every, seconds=checkpoint_seconds, executor_for=executor_for)
+                    every=checkpoint_every, seconds=checkpoint_seconds, executor_for=executor_for, tags=tags)
     finally:
         if owned:
             lock.release()
@@ -309,7 +312,7 @@ def claim_output(output_path: str | Path) -> OutputLock:
 
 def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, executor: Any, store: Any, *,
          resume: bool, spec: str, progress: Progress | None, every: int, seconds: float,
-         executor_for: ExecutorFor | None = None) -> RunSummary:
+         executor_for: ExecutorFor | None = None, tags: Sequence[str] = ()) -> RunSummary:
     from .run_info import node_counts, this_host
 
     played: Counter[str] = Counter()  # episodes played now, per machine (the run-info's and the summary's)
@@ -328,7 +331,7 @@ def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, e
 
         sink: _Sink = StoreSink(store, manifest, model_id, out, resume=resume, spec=spec, every=every,
                                 seconds=seconds, suite=suite, authenticator=authenticator, verifier=verifier,
-                                nodes=played)
+                                nodes=played, tags=tags)
     else:
         sink = ArtifactSink(manifest, model_id, out, resume=resume, suite=suite, authenticator=authenticator,
                             spec=spec)

@@ -22,11 +22,13 @@ def golden(version: str = "1.2") -> dict:
 
 
 def test_golden_run_info_round_trips() -> None:
-    """The golden sample parses and serializes back to its exact bytes."""
+    """The golden sample parses and serializes back to its exact bytes; a 1.0 sample is read and written as 1.2."""
     info = RunInfo.from_dict(golden())
     assert info.state == "complete" and info.verification is not None and info.verification.verdict == "ok"
     assert info.model_usage is not None and info.model_usage.requests == 302
     assert info.nodes == (("eval-node-1", 20), ("eval-node-2", 16))
+    assert info.tags == ("baseline", "paper:v2")
+    assert info.heartbeat == "2025-01-31T12:01:00Z"
     assert info.to_bytes() + b"\n" == (GOLDEN / "run-info-1.2.json").read_bytes()
 
 
@@ -36,21 +38,26 @@ def test_a_version_1_0_run_info_is_still_read() -> None:
     model_usage is refused."""
     old = json.loads((GOLDEN / "run-info-1.0.json").read_text())
     info = RunInfo.from_dict(old)
-    assert info.model_usage is None and info.nodes is None
-    assert info.to_dict() == {**old, "run_info_version": "1.2", "model_usage": None, "nodes": None}
+    assert info.model_usage is None and info.nodes is None and info.tags == () and info.heartbeat is None
+    assert info.to_dict() == {**old, "run_info_version": "1.2", "model_usage": None, "nodes": None, "tags": [],
+                              "heartbeat": None}
     with pytest.raises(RunInfoError, match="unknown key"):
         RunInfo.from_dict({**old, "model_usage": None})
+    with pytest.raises(RunInfoError, match="unknown key"):
+        RunInfo.from_dict({**old, "heartbeat": None})
     with pytest.raises(RunInfoError, match="missing key"):
         RunInfo.from_dict({**old, "run_info_version": "1.1"})
 
 
 def test_a_version_1_1_run_info_is_still_read_and_rewritten_as_the_current_version() -> None:
-    """Version 1.1 (no ``nodes``) reads as nodes None; written again it is 1.2 with ``nodes`` null, all else equal."""
+    """Version 1.1 (no ``nodes``, no ``tags``) reads as nodes None and no tags; written again it is 1.2 with
+    ``nodes`` null and ``tags`` empty, all else equal."""
     old = golden("1.1")
     info = RunInfo.from_dict(old)
     assert info.nodes is None and info.model_usage is not None
     again = info.to_dict()
-    assert again.pop("run_info_version") == "1.2" and again.pop("nodes") is None
+    assert again.pop("run_info_version") == "1.2" and again.pop("nodes") is None and again.pop("tags") == []
+    assert again.pop("heartbeat") is None
     assert again == {k: v for k, v in old.items() if k != "run_info_version"}
     with pytest.raises(RunInfoError, match=r"unknown key\(s\) \['nodes'\]"):
         RunInfo.from_dict({**old, "nodes": {"a": 1}})  # 1.1 has no nodes
@@ -58,6 +65,10 @@ def test_a_version_1_1_run_info_is_still_read_and_rewritten_as_the_current_versi
     del current["nodes"]
     with pytest.raises(RunInfoError, match=r"missing key\(s\) \['nodes'\]"):
         RunInfo.from_dict(current)  # 1.2 always has them, null or not
+    newer = golden()
+    del newer["heartbeat"]
+    with pytest.raises(RunInfoError, match="missing key"):
+        RunInfo.from_dict(newer)
 
 
 def test_future_run_info_is_refused() -> None:
@@ -106,6 +117,9 @@ def test_node_counts_stay_within_the_run_info_limits() -> None:
     ({"started": "yesterday"}, "started must be an ISO 8601"),
     ({"result": "XYZ"}, "result must be a lowercase SHA-256"),
     ({"policy": "cmd:a\nb"}, "policy must be"),
+    ({"tags": "baseline"}, "tags must be"),
+    ({"tags": ["b", "a"]}, "tags must be a sorted list"),
+    ({"tags": ["a b"]}, "a tag is"),
     ({"verification": {"at": "2025-01-01T00:00:00Z", "by": "x", "verdict": "fine", "detail": ""}},
      "verdict must be one of"),
     ({"model_usage": {"steps": 1}}, "model_usage: model usage must be an object with exactly the keys"),
