@@ -228,8 +228,10 @@ def run(
         from .store_cmd import refresh_catalog
 
         refresh_catalog(store)
-        if store.created:  # a mistyped folder or prefix must not pass unnoticed (said after the run, so that a
-            typer.echo(f"note: new empty store at {store.locator}")  # failed run still says one error line)
+        # A mistyped --store folder or prefix must not pass unnoticed (the default store is simply made). Said
+        # after the run, so that a failed run still says one error line.
+        if store.created and store_dir is not None:
+            typer.echo(f"note: new empty store at {store.locator}")
     if signer is not None:
         _attest_run(store, m, model_id, signer, code, chosen, resolve_address(address))
 
