@@ -284,6 +284,7 @@ def _repair(st, suite: Path | None, *, verify_data: bool, connectivity: bool) ->
     from emberbench.store import fsck as run_fsck
 
     from ..runs.damage import store_structure_damage
+    from ..runs.history import check_history
     from ..runs.repair import repair_store
     from ..sim.suite import load_suite
 
@@ -300,8 +301,11 @@ def _repair(st, suite: Path | None, *, verify_data: bool, connectivity: bool) ->
     damages = store_structure_damage(st, present=_intact_keys(st, again))
     for damage in damages:
         typer.echo(f"still damaged  run {damage.run}: {damage}")
-    typer.echo(f"repair: {len(done.repaired)} repaired, {len(done.unrepaired)} run(s) not repaired")
-    return again.ok and done.ok and not damages
+    history = check_history(st).problems
+    for line in history:
+        typer.echo(f"still damaged  {line}")
+    typer.echo(f"repair: {len(done.repaired)} repaired, {len(done.unrepaired)} not repaired")
+    return again.ok and done.ok and not damages and not history
 
 
 def _keep_rule(value: str) -> str:
@@ -478,17 +482,14 @@ def rm_run(
 
 def history_problems(st) -> list[str]:  # noqa: ANN001
     """Check the ref log against itself and the refs, and the catalog index against the refs; print each problem."""
-    from emberbench.store import check_ref_log
+    from ..runs.history import check_history
 
-    from ..runs.index import check_index
-
-    log = check_ref_log(st)
-    for note in log.notes:
+    found = check_history(st)
+    for note in found.log.notes:
         typer.echo(f"note: {note}")
-    problems = [*log.problems, *check_index(st)]
-    for line in problems:
+    for line in found.problems:
         typer.echo(f"damaged  {line}")
-    return problems
+    return list(found.problems)
 
 
 def log(
