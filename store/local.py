@@ -294,11 +294,9 @@ class LocalBackend(Backend):
             try:
                 current = self.read_ref(name)
             except StoreLayoutError:
-                if expected is not ANY:
+                if expected is not ANY or new is not None:
                     raise
-                # Over the cap, a link or a special file: replaced or removed as it is (neither
-                # rename nor unlink follows a link), and recorded as holding no valid key.
-                current = b""
+                current = b""  # a ref over the cap, a link or a special file: removed as it is, never followed
             if expected is not ANY and current != expected:
                 raise RefConflictError(name, _key_or_none(expected), _key_or_none(current))
             with _nofollow.in_dir(self._root, ("refs", *folders), create=new is not None) as dfd:

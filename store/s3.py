@@ -416,7 +416,8 @@ class S3Backend(Backend):
         return f"{self.prefix}refs/{validate_ref_name(name)}"
 
     def _read_ref_tagged(self, name: str, *, oversized: bool = False) -> tuple[bytes, str] | None:
-        """The ref's bytes and ETag; one over the cap is refused, or with ``oversized`` read as b"" (no valid key)."""
+        """The ref's bytes and ETag (None: no such ref); ``oversized``: a ref over the cap reads as ``b""``
+        (for its removal) instead of raising StoreLayoutError."""
         rkey = self._rkey(name)
         try:
             reply = self.client.get_object(Bucket=self.bucket, Key=rkey)
@@ -440,9 +441,9 @@ class S3Backend(Backend):
         # Always conditional, even for a plain set (ANY): the value replaced is
         # then exactly the one read, which is what the ref log records.
         rkey = self._rkey(name)
+        removal = expected is ANY and new is None  # a ref over the cap can still be removed (it reads as b"")
         for _ in range(64 if expected is ANY else 8):
-            # A plain set or delete replaces a ref over the cap as it is (recorded as holding no valid key).
-            current = self._read_ref_tagged(name, oversized=expected is ANY)
+            current = self._read_ref_tagged(name, oversized=removal)
             actual = None if current is None else current[0]
             if expected is not ANY and actual != expected:
                 raise RefConflictError(name, _text(expected), _text(actual))
