@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,25 @@ def suite():
 def python_exe() -> str:
     """The interpreter running the tests (for subprocess tests)."""
     return sys.executable
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _cli_built_once() -> Iterator[None]:
+    """typer's test runner rebuilds the whole click command tree on every ``invoke`` (about 70 ms, most of
+    a CLI test's time); the suite builds each app's tree once and hands the same object back."""
+    import typer.testing
+
+    real = typer.testing._get_command
+    built: dict[int, tuple[object, object]] = {}
+
+    def once(app):  # noqa: ANN001, ANN202
+        if id(app) not in built:
+            built[id(app)] = (app, real(app))  # the app is kept, so its id is not reused
+        return built[id(app)][1]
+
+    typer.testing._get_command = once
+    yield
+    typer.testing._get_command = real
 
 
 # Every JSON document written through the atomic writer is checked against its
