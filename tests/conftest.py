@@ -1,4 +1,4 @@
-"""Shared test configuration: a derandomized Hypothesis profile and common fixtures."""
+"""Shared test configuration: derandomized Hypothesis profiles and common fixtures."""
 
 from __future__ import annotations
 
@@ -8,19 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import settings
+
+from tests.hypothesis_profiles import load_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 
-settings.register_profile(
-    "emberbench",
-    derandomize=True,
-    deadline=None,
-    max_examples=int(os.environ.get("EMBERBENCH_HYPOTHESIS_EXAMPLES", "60")),
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    print_blob=True,
-)
-settings.load_profile("emberbench")
+load_profile()
 
 # S3 tests talk only to the loopback test server (tests/s3server.py): fake
 # credentials for the whole session (also inherited by Ray workers started
@@ -87,6 +81,8 @@ def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001
     if _WRITE_CHECK.checked:
         terminalreporter.write_line(f"schema check of written documents: {_WRITE_CHECK.checked} distinct "
                                     f"documents in {_WRITE_CHECK.seconds:.2f} s")
+    terminalreporter.write_line(f"hypothesis profile: {settings.get_current_profile_name()} "
+                                f"({settings().max_examples} examples per property unless a test says otherwise)")
 
 
 @pytest.fixture(scope="session")
