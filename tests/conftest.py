@@ -1,4 +1,4 @@
-"""Shared test configuration: derandomized Hypothesis profiles and common fixtures."""
+"""Shared test configuration: derandomized Hypothesis profiles, automatic markers and common fixtures."""
 
 from __future__ import annotations
 
@@ -11,8 +11,15 @@ import pytest
 from hypothesis import settings
 
 from tests.hypothesis_profiles import load_profile
+# The automatic markers and the check that a test carries the marker of each server fixture it
+# reaches (tests/markers.py); importing the hooks here registers them.
+from tests.markers import pytest_collection_modifyitems, pytest_fixture_setup  # noqa: F401
+from tests.markers import pytest_runtest_call, pytest_runtest_protocol  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# pytester: tests/unit/test_test_selection.py runs pytest on small suites of its own.
+pytest_plugins = ("pytester",)
 
 load_profile()
 
@@ -76,11 +83,33 @@ def _written_documents_match_their_schemas():
         pytest.fail("written documents break their schemas:\n" + "\n".join(problems), pytrace=False)
 
 
+_WORKER_CHECKS = {"checked": 0, "seconds": 0.0}
+"""What the xdist workers reported of their schema checks (the controller's summary adds them up)."""
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On an xdist worker, hand the schema-check counts to the controller."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["schema_checked"] = _WRITE_CHECK.checked
+        workeroutput["schema_seconds"] = _WRITE_CHECK.seconds
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook
+def pytest_testnodedown(node, error) -> None:  # noqa: ANN001
+    """Add up a finished worker's schema-check counts."""
+    output = getattr(node, "workeroutput", {})
+    _WORKER_CHECKS["checked"] += output.get("schema_checked", 0)
+    _WORKER_CHECKS["seconds"] += output.get("schema_seconds", 0.0)
+
+
 def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001
     """Say how many written documents were checked against schemas, and how long it took."""
-    if _WRITE_CHECK.checked:
-        terminalreporter.write_line(f"schema check of written documents: {_WRITE_CHECK.checked} distinct "
-                                    f"documents in {_WRITE_CHECK.seconds:.2f} s")
+    checked = _WRITE_CHECK.checked + _WORKER_CHECKS["checked"]
+    seconds = _WRITE_CHECK.seconds + _WORKER_CHECKS["seconds"]
+    if checked:
+        terminalreporter.write_line(f"schema check of written documents: {checked} distinct "
+                                    f"documents in {seconds:.2f} s")
     terminalreporter.write_line(f"hypothesis profile: {settings.get_current_profile_name()} "
                                 f"({settings().max_examples} examples per property unless a test says otherwise)")
 
