@@ -153,11 +153,15 @@ class Backend(abc.ABC):
         """The bytes of ref ``name`` (capped), or None when it does not exist."""
 
     @abc.abstractmethod
-    def swap_ref(self, name: str, expected: Any, new: bytes | None) -> None:
+    def swap_ref(self, name: str, expected: Any, new: bytes | None) -> bytes | None:
         """Set (``new`` bytes) or delete (``None``) ref ``name`` if it holds ``expected``.
 
         ``expected`` is the bytes the ref must hold, ``None`` for "must not
         exist", or :data:`ANY`. Raises RefConflictError otherwise.
+
+        Returns:
+            The bytes the ref held just before this change (None: it did not
+            exist), for the ref log.
         """
 
     @abc.abstractmethod
@@ -192,3 +196,41 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def import_journal(self, name: str, data: bytes) -> None:
         """Create journal ``name`` holding ``data`` (a copy of another store's journal)."""
+
+    # -- the ref log (store.reflog) ---------------------------------------------------
+
+    @abc.abstractmethod
+    def create_log_entry(self, seq: int, data: bytes) -> bool:
+        """Create ref log entry ``seq`` holding ``data`` if no entry ``seq`` exists; returns whether it did.
+
+        Durable when it returns True; an existing entry is never replaced.
+        """
+
+    @abc.abstractmethod
+    def read_log_entry(self, seq: int, cap: int) -> bytes | None:
+        """The bytes of ref log entry ``seq`` (at most ``cap``), or None when it does not exist."""
+
+    @abc.abstractmethod
+    def log_seqs(self, start: int = 0, limit: int | None = None) -> list[int]:
+        """The ref log's sequence numbers from ``start`` on, ascending, at most ``limit``."""
+
+    @abc.abstractmethod
+    def last_log_seq(self) -> int | None:
+        """The highest ref log sequence number stored, or None when the log is empty."""
+
+    @abc.abstractmethod
+    def log_stray_entries(self) -> list[str]:
+        """Entries under ``reflog/`` that are not entry names, as store-relative paths."""
+
+    # -- what the store may do --------------------------------------------------------
+
+    def write_probe(self) -> str | None:
+        """Whether these credentials may write: None if so, else a short reason (``"PutObject denied"``).
+
+        Never changes the store. The default says writable.
+        """
+        return None
+
+    def describe_history(self) -> list[str]:
+        """Lines saying what keeps this store's history (versioning, Object Lock), for ``store info``."""
+        return []

@@ -114,6 +114,25 @@ class Store:
         except AttributeError:
             raise NotLocalStoreError(self.locator, f"{what} (a local store's folder)") from None
 
+    @property
+    def read_only(self) -> str | None:
+        """Why this store cannot be written (it was opened read-only), or None when it may be."""
+        from .readonly import ReadOnlyBackend
+
+        return self.backend.reason if isinstance(self.backend, ReadOnlyBackend) else None
+
+    def write_denied(self) -> str | None:
+        """Why a write would be refused: the store is read-only, or the credentials may not write; else None.
+
+        Asks the backend once per store (on S3 a conditional PUT that never
+        writes: see :meth:`store.backend.Backend.write_probe`).
+        """
+        if self.read_only is not None:
+            return self.read_only
+        if not hasattr(self, "_denied"):
+            self._denied = self.backend.write_probe()
+        return self._denied
+
     def close(self) -> None:
         """Release what the backend holds (S3 leases). The store may be used again afterwards."""
         self.backend.close()
@@ -489,7 +508,8 @@ class Store:
         return self.backend.delete_journal(validate_journal_name(name), timeout)
 
 
-def open_store(locator: str | os.PathLike[str], *, create: bool = False, codec: object = None) -> object:
+def open_store(locator: str | os.PathLike[str], *, create: bool = False, codec: object = None,
+               read_only: bool | str = False) -> object:
     """Open the store named by ``locator``: the single entry point for every backend.
 
     Args:
@@ -497,6 +517,9 @@ def open_store(locator: str | os.PathLike[str], *, create: bool = False, codec: 
         create: make the store if there is none yet (a folder must be missing
             or empty; an S3 prefix must hold nothing).
         codec: the default codec for puts (see :class:`store.Codec`).
+        read_only: open it so that nothing can be written (True, or the reason
+            as text): every write raises ReadOnlyStoreError before it starts
+            (:mod:`store.readonly`). Cannot be combined with ``create``.
 
     Returns:
         A :class:`store.Store`.
@@ -509,10 +532,19 @@ def open_store(locator: str | os.PathLike[str], *, create: bool = False, codec: 
     """
     text = os.fspath(locator)
     chosen = DEFAULT_CODEC if codec is None else codec
+    if read_only and create:
+        raise ValueError("a store cannot be created read-only")
+    backend: Backend
     if isinstance(text, str) and is_url(text):
         from .s3 import S3Backend
 
-        return Store(S3Backend.open(parse_s3(text), create=create), codec=chosen)  # type: ignore[arg-type]
-    from .local import LocalBackend
+        backend = S3Backend.open(parse_s3(text), create=create)
+    else:
+        from .local import LocalBackend
 
-    return Store(LocalBackend.open(text, create=create), codec=chosen)  # type: ignore[arg-type]
+        backend = LocalBackend.open(text, create=create)
+    if read_only:
+        from .readonly import ReadOnlyBackend
+
+        backend = ReadOnlyBackend(backend, read_only if isinstance(read_only, str) else "opened read-only")
+    return Store(backend, codec=chosen)  # type: ignore[arg-type]

@@ -198,6 +198,37 @@ class LocatorError(StoreError, ValueError):
 
 
 
+class ReadOnlyStoreError(StoreError, PermissionError):
+    """A write was asked of a store opened read-only (or whose credentials cannot write).
+
+    Attributes:
+        store: the store's name (its locator, which holds no secret).
+        operation: what was refused (``"put"``, ``"update ref"``, ``"append to journal"``...).
+        reason: why the store is read-only (``"opened with --read-only"``, ``"PutObject denied"``...).
+    """
+
+    def __init__(self, store: str, operation: str, reason: str) -> None:
+        super().__init__(f"store {store} is read-only ({reason}): {operation} refused")
+        self.store = store
+        self.operation = operation
+        self.reason = reason
+
+
+class RefLogError(StoreError, ValueError):
+    """An entry of the ref log cannot be read, is malformed, or breaks the log's chain.
+
+    Attributes:
+        seq: the entry's sequence number (-1 when no single entry is at fault).
+        reason: what is wrong.
+    """
+
+    def __init__(self, seq: int, reason: str) -> None:
+        where = f"entry {seq}" if seq >= 0 else "the log"
+        super().__init__(f"ref log {where}: {reason}")
+        self.seq = seq
+        self.reason = reason
+
+
 class NotLocalStoreError(StoreError, AttributeError):
     """A local-folder-only property (``root``, ``layout``) was asked of a store on another backend.
 

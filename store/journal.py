@@ -203,6 +203,7 @@ class JournalWriter:
         self.name = name
         self._has = has
         self._broken = False
+        self._failure: BaseException | None = None  # why the writer broke: named by every later refusal
         self._open = True
         self._entries: list[JournalEntry] = []
         self._finish: JournalEntry | None = None
@@ -265,7 +266,8 @@ class JournalWriter:
         if not self._open:
             raise JournalError(self.name, "journal is closed")
         if self._broken:
-            raise JournalError(self.name, "a previous append failed; reopen the journal")
+            cause = f" ({_one_line(self._failure)})" if self._failure is not None else ""
+            raise JournalError(self.name, f"a previous append failed{cause}; reopen the journal")
 
     def rewrite(self, items: Iterable[tuple[Mapping[str, Any], Iterable[str]]],
                 finish: tuple[Mapping[str, Any], Iterable[str]] | None = None) -> None:
@@ -296,7 +298,7 @@ class JournalWriter:
                 raise JournalError(self.name, f"a rewritten journal of {len(data)} bytes exceeds the "
                                               f"{MAX_JOURNAL_BYTES}-byte cap")
             self._broken = True  # cleared only once the new journal is in place
-            self._replace(data)
+            self._failing(self._replace, data)
             self._broken = False
             self._entries = [entry for kind, entry, _ in prepared if kind == ENTRY]
             self._finish = next((entry for kind, entry, _ in prepared if kind == FINISH), None)
@@ -325,13 +327,21 @@ class JournalWriter:
             return
         blob = b"".join(frame for _, _, frame in prepared)
         self._broken = True  # cleared only once the bytes are durable
-        self._persist(blob)
+        self._failing(self._persist, blob)
         self._broken = False
         for kind, entry, _ in prepared:
             if kind == FINISH:
                 self._finish = entry
             else:
                 self._entries.append(entry)
+
+    def _failing(self, write: Callable[[bytes], None], data: bytes) -> None:
+        """``write(data)``, keeping the first failure, which later refusals of the broken writer name."""
+        try:
+            write(data)
+        except BaseException as exc:
+            self._failure = self._failure or exc
+            raise
 
     def _persist(self, blob: bytes) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -373,3 +383,9 @@ class JournalWriter:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _one_line(exc: BaseException) -> str:
+    """``exc`` as ``Type: message`` on one line (the message of a store error names the store and the cause)."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -11,6 +11,8 @@
       refs/<name>          one key per ref, rewritten atomically
       journals/<name>.journal   append-only run journals
       quarantine/          corrupt objects moved aside by fsck or put
+      reflog/<seq>         the ref log: one write-once entry per ref change (store.reflog);
+                           made on demand in a store created before it existed
 
 An S3 store uses the same names as object keys under its prefix (without
 the lock files and ``tmp/``, plus ``leases/``; see :mod:`store.s3`).
@@ -36,7 +38,8 @@ FORMAT_NAME = "emberbench-store"
 FORMAT_VERSION = 1
 FORMAT_CAP = 4096
 JOURNAL_SUFFIX = ".journal"
-FOLDERS = ("objects", "tmp", "refs", "journals", "quarantine")
+REFLOG_FOLDER = "reflog"
+FOLDERS = ("objects", "tmp", "refs", "journals", "quarantine", REFLOG_FOLDER)
 LOCK_FILES = ("gc.lock", "refs.lock")
 _HEX = frozenset("0123456789abcdef")
 

@@ -24,7 +24,8 @@ from .backend import ANY, Backend, ObjectInfo
 from .errors import ObjectNotFoundError, RefConflictError, StoreIOError, StoreLayoutError
 from .journal import MAX_JOURNAL_BYTES, JournalWriter
 from .keys import validate_journal_name, validate_key, validate_ref_name
-from .layout import JOURNAL_SUFFIX, Layout, open_layout
+from .layout import JOURNAL_SUFFIX, REFLOG_FOLDER, Layout, open_layout
+from .reflog import parse_seq_name, seq_name
 from .local_journal import FileJournalWriter, delete_journal_file, read_journal_file, special_journal_file
 
 REF_CAP = 1024
@@ -265,20 +266,19 @@ class LocalBackend(Backend):
         finally:
             os.close(fd)
 
-    def swap_ref(self, name: str, expected: Any, new: bytes | None) -> None:
+    def swap_ref(self, name: str, expected: Any, new: bytes | None) -> bytes | None:
         *folders, file = validate_ref_name(name).split("/")
         where = str(self.layout.ref_path(name))
         with lock.locked(self.layout.refs_lock, shared=False):
-            if expected is not ANY:
-                current = self.read_ref(name)
-                if current != expected:
-                    raise RefConflictError(name, _key_or_none(expected), _key_or_none(current))
+            current = self.read_ref(name)
+            if expected is not ANY and current != expected:
+                raise RefConflictError(name, _key_or_none(expected), _key_or_none(current))
             with _nofollow.in_dir(self._root, ("refs", *folders), create=new is not None) as dfd:
                 if new is None:
                     try:
                         os.unlink(file, dir_fd=dfd)
                     except FileNotFoundError:
-                        return
+                        return None
                     except OSError as exc:
                         raise StoreIOError("unlink", where, exc) from exc
                 else:
@@ -290,6 +290,7 @@ class LocalBackend(Backend):
                             os.unlink(tmp, dir_fd=dfd)
                         raise StoreIOError("rename", where, exc) from exc
                 _fs.fsync_fd(dfd, where)
+        return current
 
     def ref_names(self) -> list[str]:
         found: list[str] = []
@@ -349,6 +350,69 @@ class LocalBackend(Backend):
                 with contextlib.suppress(OSError):
                     os.unlink(tmp, dir_fd=jfd)
             _fs.fsync_fd(jfd, where)
+
+
+    # -- the ref log --------------------------------------------------------------------
+
+    def create_log_entry(self, seq: int, data: bytes) -> bool:
+        name = seq_name(seq)
+        where = f"{self._root}/{REFLOG_FOLDER}/{name}"
+        with _nofollow.in_dir(self._root, ("tmp",)) as tfd:
+            tmp = _write_temp_at(tfd, str(self.layout.tmp), name, data, None)
+            try:
+                with _nofollow.in_dir(self._root, (REFLOG_FOLDER,), create=True) as lfd:
+                    try:
+                        os.link(tmp, name, src_dir_fd=tfd, dst_dir_fd=lfd, follow_symlinks=False)
+                    except FileExistsError:
+                        return False
+                    except OSError as exc:
+                        raise StoreIOError("link", where, exc) from exc
+                    _fs.fsync_fd(lfd, where)
+                    return True
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=tfd)
+
+    def read_log_entry(self, seq: int, cap: int) -> bytes | None:
+        name = seq_name(seq)
+        where = f"{self._root}/{REFLOG_FOLDER}/{name}"
+        try:
+            with _nofollow.in_dir(self._root, (REFLOG_FOLDER,)) as lfd:
+                fd = _nofollow.open_file(lfd, name, os.O_RDONLY, where)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        try:
+            return _nofollow.read_capped(fd, cap, where)
+        finally:
+            os.close(fd)
+
+    def _log_names(self) -> list[str]:
+        try:
+            with _nofollow.in_dir(self._root, (REFLOG_FOLDER,)) as lfd:
+                return os.listdir(lfd)
+        except FileNotFoundError:
+            return []
+
+    def log_seqs(self, start: int = 0, limit: int | None = None) -> list[int]:
+        found = sorted(seq for seq in map(parse_seq_name, self._log_names()) if seq is not None and seq >= start)
+        return found if limit is None else found[:limit]
+
+    def last_log_seq(self) -> int | None:
+        found = self.log_seqs()
+        return found[-1] if found else None
+
+    def log_stray_entries(self) -> list[str]:
+        return sorted(f"{REFLOG_FOLDER}/{name}" for name in self._log_names() if parse_seq_name(name) is None)
+
+    def describe_history(self) -> list[str]:
+        return ["history: the ref log records every ref change; a local folder keeps no object versions "
+                "(an owner of its files can still change them: back it up, or use an S3 bucket with Object Lock)"]
+
+    def write_probe(self) -> str | None:
+        for folder in ("objects", "refs", "journals", "tmp"):
+            if not os.access(self.root / folder, os.W_OK):
+                return f"no write permission on {folder}/"
+        return None
 
 
 def _key_or_none(raw: Any) -> str | None:

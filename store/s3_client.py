@@ -85,7 +85,9 @@ def is_not_found(exc: BaseException) -> bool:
 def io_error(operation: str, where: str, exc: BaseException, key: str | None = None) -> StoreIOError:
     """A StoreIOError for a failed S3 request (code and a short message, never credentials)."""
     code = error_code(exc)
-    if code is not None:
+    if code in ("AccessDenied", "AllAccessDisabled"):
+        text = f"S3 {code}: these credentials may not {operation} here (their role does not allow it; docs/store.md#roles)"
+    elif code is not None:
         text = f"S3 {code}"
     else:
         text = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".strip()

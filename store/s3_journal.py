@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
-from .errors import JournalCorruptError, JournalError, LockError, StoreLayoutError
+from .errors import JournalCorruptError, JournalError, LockError, StoreIOError, StoreLayoutError
 from .journal import HEADER, MAX_JOURNAL_BYTES, JournalWriter, parse, whole_entries
 from .s3_client import CONFLICT, PRECONDITION, client_errors, error_code, io_error
 from .s3_lease import Leases
@@ -53,6 +53,12 @@ class SegmentBackend(Protocol):
     def get_small(self, key: str, cap: int) -> bytes | None: ...
 
     def delete_key(self, key: str, **conditions: str) -> None: ...
+
+
+def _lock_args(backend: SegmentBackend) -> dict[str, Any]:
+    """The Object Lock arguments of a write-once put (see :mod:`store.s3_history`); none without history."""
+    history = getattr(backend, "history", None)
+    return {} if history is None else history.write_once_args()
 
 
 SEGMENT_DIGITS = 10
@@ -176,7 +182,8 @@ class SegmentJournalWriter(JournalWriter):
     def _create_segment(self, seq: int, data: bytes) -> None:
         key = segment_key(self._backend, self.name, seq)
         try:
-            self._backend.client.put_object(Bucket=self._backend.bucket, Key=key, Body=data, IfNoneMatch="*")
+            self._backend.client.put_object(Bucket=self._backend.bucket, Key=key, Body=data, IfNoneMatch="*",
+                                            **_lock_args(self._backend))
         except client_errors() as exc:
             if error_code(exc) in (PRECONDITION, CONFLICT):
                 raise JournalError(self.name, f"segment {seq} was written by another writer (conflict)") from None
@@ -198,17 +205,19 @@ class SegmentJournalWriter(JournalWriter):
         backend = self._backend
         try:
             backend.client.put_object(Bucket=backend.bucket, Key=base_key(backend, self.name, upto),
-                                      Body=bytes(self._data), IfNoneMatch="*")
+                                      Body=bytes(self._data), IfNoneMatch="*", **_lock_args(backend))
         except client_errors() as exc:
             if error_code(exc) not in (PRECONDITION, CONFLICT):
                 raise io_error("compact", f"{backend.name}/journals/{self.name}", exc) from exc
         segments, bases = list_segments(backend, self.name)
-        for seq, key, _ in bases:
-            if seq < upto:
+        covered = [key for seq, key, _ in bases if seq < upto] + [key for seq, key, _ in segments if seq <= upto]
+        for key in covered:
+            try:
                 backend.delete_key(key)
-        for seq, key, _ in segments:
-            if seq <= upto:
-                backend.delete_key(key)
+            except StoreIOError:
+                # Credentials that may append but not delete (an evaluator's role): the
+                # covered segments stay, and readers skip everything a newer base covers.
+                break
         self._based = upto
 
     def _replace(self, data: bytes) -> None:
@@ -226,7 +235,7 @@ class SegmentJournalWriter(JournalWriter):
         top = self._next
         try:
             backend.client.put_object(Bucket=backend.bucket, Key=base_key(backend, self.name, top), Body=data,
-                                      IfNoneMatch="*")
+                                      IfNoneMatch="*", **_lock_args(backend))
         except client_errors() as exc:
             if error_code(exc) in (PRECONDITION, CONFLICT):
                 raise JournalError(self.name, f"base {top} was written by another writer (conflict)") from None
@@ -268,7 +277,7 @@ def import_segments(backend: SegmentBackend, name: str, data: bytes) -> None:
     """Create journal ``name`` as one segment holding ``data`` (a copied journal)."""
     key = segment_key(backend, name, 0)
     try:
-        backend.client.put_object(Bucket=backend.bucket, Key=key, Body=data, IfNoneMatch="*")
+        backend.client.put_object(Bucket=backend.bucket, Key=key, Body=data, IfNoneMatch="*", **_lock_args(backend))
     except client_errors() as exc:
         raise io_error("import journal", f"{backend.name}/journals/{name}", exc) from exc
 

@@ -8,22 +8,24 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ..evaluation.executor_choice import ExecutorKind
-from ._common import _is_store_error, user_errors
+from ._common import _is_store_error, manifest_and_suite, remember_suite_folder, suite_for_result, user_errors
 from .args import (
     ForceOption,
+    integer_in,
     parse_agent_timeout,
     parse_checkpoint_seconds,
-    distinct_seeds,
     parse_count,
     parse_output_file,
     parse_scored_seed_count,
-    parse_seed,
     refuse_existing,
+    seed_list,
     variadic_command,
 )
 from .cluster_cmd import (
     AddressOption,
+    GpusOption,
     ParallelWorkersOption,
+    ResourcesOption,
     RuntimeEnvOption,
     WorkersOption,
 )
@@ -31,6 +33,9 @@ from .episode_cmd import AgentLogOption, agent_log_dir
 from .keys_cmd import KeyringOption, SigningKeyOption, keyring_from, signing_key_from
 from .store_cmd import StoreOption
 from .suite_cmd import SuiteOption
+
+parse_width = integer_in(1, "emberbench.evaluation.drive:MAX_WIDTH")
+"""Episodes a worker plays at once (--batch-size, --concurrency): in [1, 4096]."""
 
 
 def register(app: typer.Typer) -> None:
@@ -48,8 +53,9 @@ def register(app: typer.Typer) -> None:
 @user_errors
 def manifest_build(
     out: Annotated[Path, typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Manifest file to write.")],
-    seeds: Annotated[Optional[list[int]], typer.Option("--seeds", parser=parse_seed, callback=distinct_seeds, metavar="SEED...",
-                                                       help="Seeds in order: --seeds 0 1 2 (decimal, in [0, 2**64 - 1]).")] = None,
+    seeds: Annotated[Optional[list[str]], typer.Option("--seeds", callback=seed_list, metavar="SEEDS...",
+                                                       help="Seeds in order, each in [0, 2**64 - 1]: --seeds 0 1 2, "
+                                                            "--seeds 0,1,2 or a range --seeds 0-99.")] = None,
     suite: SuiteOption = None,
     scenarios: Annotated[Optional[list[str]], typer.Option("--scenarios", help="Only these scenarios (comma-separated or repeated); suite order is kept.")] = None,
     families: Annotated[Optional[list[str]], typer.Option("--families", help="Only the scenarios of these families (comma-separated or repeated).")] = None,
@@ -71,6 +77,7 @@ def manifest_build(
         raise ManifestError("give the seeds (--seeds 0 1 2) or --scored")
     parsed = draw_scored_seeds(seed_count) if scored else values
     s = load_suite(suite)
+    remember_suite_folder(s.id, s.version, s.hash, suite)  # later commands on this manifest find the suite without --suite
     subset = None
     if scenarios or families:
         subset = select_scenarios(s, parse_list(scenarios), parse_list(families))
@@ -98,8 +105,8 @@ def manifest_show(path: Annotated[Path, typer.Argument(help="A manifest file.")]
 def run(
     manifest: Annotated[Path, typer.Option("--manifest", help="Evaluation manifest file.")],
     policy: Annotated[str, typer.Option("--policy", help="Policy spec: built-in name, module:factory, entry-point name, cmd:<command> or openai:<model>.")],
-    model_id: Annotated[str, typer.Option("--model-id", help="Label for this model in the result (1-256 printable characters).")],
     out: Annotated[Path, typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Result artifact to write or resume.")],
+    model_id: Annotated[Optional[str], typer.Option("--model-id", help="Label for this model in the result (1-256 printable characters); default: the policy spec's name (greedy, mypolicy for ./mypolicy.py:make), printed.")] = None,
     no_resume: Annotated[bool, typer.Option("--no-resume", help="Start from nothing: refuse (never reuse) an existing artifact, or episodes of this run already journaled in the store.")] = False,
     agent_timeout: Annotated[float, typer.Option(parser=parse_agent_timeout, metavar="SECONDS", help="Seconds an external (cmd:) agent may take per step (at most a day).")] = 30.0,
     agent_log: AgentLogOption = None,
@@ -117,6 +124,17 @@ def run(
     runtime_env: RuntimeEnvOption = None,
     suite: SuiteOption = None,
     signing_key: SigningKeyOption = None,
+    batch_size: Annotated[Optional[int], typer.Option(
+        "--batch-size", parser=parse_width, metavar="B",
+        help="Drive the policy's batch form: B episodes per worker in lockstep, one policy call per step for "
+             "all of them, in [1, 4096]. Same records as without it.")] = None,  # noqa: UP007
+    concurrency: Annotated[int, typer.Option(
+        "--concurrency", parser=parse_width, metavar="N",
+        help="Episodes in flight at once per worker, for policies that wait (served models, cmd: agents, "
+             "async policies), in [1, 4096]. Same records as without it.")] = 1,
+    gpus_per_worker: GpusOption = None,
+    resources: ResourcesOption = None,
+    tag: Annotated[Optional[list[str]], typer.Option("--tag", metavar="TAG", help="Label the run in the store (repeatable): 1-64 letters, digits and ._:=+-; `runs ls --tag` finds it.")] = None,  # noqa: UP007
 ) -> None:
     """Run a policy on every episode of a manifest and write its result artifact.
 
@@ -125,18 +143,18 @@ def run(
     """
     from ..errors import EmberError, EvaluationError
     from ..evaluation.executor_choice import choose_executor
-    from ..results.manifest import load_manifest
     from ..policies.context import PolicyContext
     from ..policies.spec import resolve_policy
     from ..evaluation.runner import run_evaluation
-    from ..sim.suite import load_suite
     from .cluster_cmd import parse_runtime_env, resolve_address
     from .progress import progress_bar
     from .store_cmd import resolve_store_dir
 
+    model_id = _model_id(model_id, policy)
+    drive = _drive(batch_size, concurrency)
     signer = _signer(signing_key, no_store)
-    s = load_suite(suite)
-    m = load_manifest(manifest, s)
+    tags = _tags(tag, no_store)
+    m, s = manifest_and_suite(manifest, suite)
     log_dir = agent_log_dir(agent_log)
     store = None
     if not no_store:
@@ -146,6 +164,13 @@ def run(
     # A bad spec fails here. The store goes to policies that keep content in it (a served model's cache).
     factory = resolve_policy(policy, agent_timeout=agent_timeout, agent_log=log_dir,
                              context=PolicyContext(store=store))
+    if drive.batch_size is not None:
+        from ..policies.forms import batch_factory_of
+
+        if batch_factory_of(factory) is None:
+            raise typer.BadParameter(f"policy {policy!r} has no batch form (its factory declares no batch_factory, "
+                                     "docs/model-interface.md); drop --batch-size, or use --concurrency for a "
+                                     "policy that waits", param_hint="--batch-size")
     code = None
     if signer is not None:  # digested before the run: the code that runs, and a failure costs nothing
         from ..provenance import policy_code_digest
@@ -153,18 +178,23 @@ def run(
         code = policy_code_digest(policy)
     env = parse_runtime_env(runtime_env)
     common = {"resume": not no_resume, "store": store, "checkpoint_every": checkpoint_every,
-              "checkpoint_seconds": checkpoint_seconds}
-    asked = _cluster_option(address, workers, env)
+              "checkpoint_seconds": checkpoint_seconds, "tags": tags}
+    asked = _cluster_option(address, workers, env, gpus_per_worker, resources)
+    if executor is ExecutorKind.LOCAL and (gpus_per_worker or resources):
+        raise typer.BadParameter("worker resources are for Ray workers; drop --executor local",
+                                 param_hint="--gpus-per-worker" if gpus_per_worker else "--resources")
+    extra = _worker_resources(gpus_per_worker, resources)
     chosen: list[Any] = []
     try:
         with progress_bar(f"run {model_id}") as bar:
             if executor is None and asked is None:  # by the work: decided once resume has counted what is left
-                opener = _by_the_work(s, policy, factory, store, agent_timeout, log_dir, bar, chosen)
+                opener = _by_the_work(s, policy, factory, store, agent_timeout, log_dir, bar, chosen, drive)
                 summary = run_evaluation(m, s, factory, model_id, out, progress=bar, policy_spec=policy,
                                          executor_for=opener, **common)
             elif (choice := choose_executor(0, requested=executor, cluster_asked=asked)).kind is ExecutorKind.LOCAL:
                 chosen.append(choice)
-                summary = run_evaluation(m, s, factory, model_id, out, progress=bar, policy_spec=policy, **common)
+                summary = run_evaluation(m, s, factory, model_id, out, progress=bar, policy_spec=policy, drive=drive,
+                                         **common)
             else:
                 from emberbench.cluster import run_on_ray
 
@@ -172,7 +202,7 @@ def run(
                 bar.status("starting Ray…")
                 summary = run_on_ray(m, s, policy, model_id, out, workers=workers, address=resolve_address(address),
                                      runtime_env=env, agent_timeout=agent_timeout,
-                                     agent_log=log_dir, progress=bar, **common)
+                                     agent_log=log_dir, progress=bar, drive=drive, resources=extra, **common)
     except (EmberError, OSError):
         raise
     except Exception as exc:
@@ -190,8 +220,45 @@ def run(
         ) from None
     typer.echo(summary.describe())
     typer.echo(chosen[0].describe())
+    if chosen[0].kind is not ExecutorKind.LOCAL:  # in process, every episode is this machine's
+        typer.echo(summary.describe_nodes())
+    if summary.usage is not None:
+        typer.echo(f"model usage of the episodes played now: {summary.usage.describe()}")
+    if store is not None:
+        from .store_cmd import refresh_catalog
+
+        refresh_catalog(store)
     if signer is not None:
         _attest_run(store, m, model_id, signer, code, chosen, resolve_address(address))
+
+
+def _model_id(option: str | None, policy: str) -> str:
+    """``--model-id``, else the policy spec's name (printed, so that the label is never a surprise)."""
+    if option is not None:
+        return option
+    from ..policies.spec import spec_name
+
+    name = spec_name(policy)
+    if name is None:
+        raise typer.BadParameter(f"the policy spec {policy!r} gives no name to use as the model id; give --model-id",
+                                 param_hint="--model-id")
+    typer.echo(f"model id: {name} (the policy spec's name; --model-id chooses another)")
+    return name
+
+
+def _tags(given: list[str] | None, no_store: bool) -> tuple[str, ...]:
+    """The run's tags, checked (a usage error otherwise); tags need a store (they live in its run-info)."""
+    from ..errors import RunInfoError
+    from ..evaluation.run_info import normalize_tags
+
+    if not given:
+        return ()
+    if no_store:
+        raise typer.BadParameter("tags are kept in the store's run-info; drop --no-store", param_hint="--tag")
+    try:
+        return normalize_tags(given)
+    except RunInfoError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--tag") from None
 
 
 def _signer(option: Path | None, no_store: bool) -> Any:
@@ -242,19 +309,41 @@ def _attest_run(store: Any, manifest: Any, model_id: str, signer: Any, code: Any
     typer.echo(f"attestation: {made.key} signed by key {signer.keyid[:16]} (attestations/{run})")
 
 
-def _cluster_option(address: str | None, workers: int | None, runtime_env: Any) -> str | None:
-    """The first option that asks for Ray (``--address``, ``$RAY_ADDRESS``, ``--workers``, ``--runtime-env``)."""
+def _cluster_option(address: str | None, workers: int | None, runtime_env: Any, gpus: float | None = None,
+                    resources: dict[str, float] | None = None) -> str | None:
+    """The first option that asks for Ray (``--address``, ``$RAY_ADDRESS``, ``--workers``, ``--runtime-env``,
+    ``--gpus-per-worker``, ``--resources``)."""
     import os
 
     from .cluster_cmd import ADDRESS_ENV_VAR
 
     given = (("--address", address), (f"${ADDRESS_ENV_VAR}", os.environ.get(ADDRESS_ENV_VAR)),
-             ("--workers", workers), ("--runtime-env", runtime_env))
+             ("--workers", workers), ("--runtime-env", runtime_env), ("--gpus-per-worker", gpus),
+             ("--resources", resources))
     return next((name for name, value in given if value), None)
 
 
+def _drive(batch_size: int | None, concurrency: int) -> Any:
+    """The run's driver options; both a batch size and a concurrency above 1 is a usage error."""
+    from ..evaluation.drive import DriveOptions
+
+    if batch_size is not None and concurrency > 1:
+        raise typer.BadParameter("--batch-size drives a policy's batch form and --concurrency its per-episode "
+                                 "form: give one of them", param_hint="--concurrency")
+    return DriveOptions(batch_size=batch_size, concurrency=concurrency)
+
+
+def _worker_resources(gpus: float | None, resources: dict[str, float] | None) -> Any:
+    """The Ray workers' resources (None when neither option is given: Ray is not imported for them)."""
+    if not gpus and not resources:
+        return None
+    from emberbench.cluster.resources import WorkerResources
+
+    return WorkerResources.from_mapping(gpus or 0.0, resources)
+
+
 def _by_the_work(suite: Any, policy: str, factory: Any, store: Any, agent_timeout: float, log_dir: str | None,
-                 bar: Any, chosen: list[Any]) -> Any:
+                 bar: Any, chosen: list[Any], drive: Any) -> Any:
     """The runner's ``executor_for`` without --executor: choose by the episodes left, note it, open it."""
     import contextlib
 
@@ -265,11 +354,11 @@ def _by_the_work(suite: Any, policy: str, factory: Any, store: Any, agent_timeou
         choice = choose_executor(pending)
         chosen.append(choice)
         if choice.kind is ExecutorKind.LOCAL:
-            return contextlib.nullcontext(InProcessExecutor(suite, factory, store=store, spec=policy))
+            return contextlib.nullcontext(InProcessExecutor(suite, factory, store=store, spec=policy, drive=drive))
         bar.status("starting Ray…")
         from emberbench.cluster import ray_executor
 
-        return ray_executor(suite, policy, store=store, agent_timeout=agent_timeout, agent_log=log_dir)
+        return ray_executor(suite, policy, store=store, agent_timeout=agent_timeout, agent_log=log_dir, drive=drive)
 
     return open_executor
 
@@ -295,7 +384,6 @@ def verify(
     """
     from ..results.stream import verify_artifact
     from ..evaluation.run_sidecar import policy_note
-    from ..sim.suite import load_suite
     from .cluster_cmd import replay_on_ray, resolve_address
 
     envelope, trusted = None, None
@@ -307,7 +395,7 @@ def verify(
             raise typer.BadParameter("--attestation needs the trusted keys: --keyring FILE or $EMBERBENCH_KEYRING",
                                      param_hint="--keyring")
         envelope = read_attestation(attestation)
-    s = load_suite(suite)
+    s = suite_for_result(suite, path)
     if not replay_on_ray(workers, address):
         r = verify_artifact(path, s)
     else:
@@ -346,10 +434,9 @@ def pair(
     from ..io.atomic import atomic_write_bytes
     from ..io.canonical import canonical_bytes
     from ..results.pairing import pair_artifacts
-    from ..sim.suite import load_suite
 
     refuse_existing(out, force=force)
-    report = pair_artifacts(a, b, load_suite(suite))
+    report = pair_artifacts(a, b, suite_for_result(suite, a))
     typer.echo(f"manifest {report.manifest_hash}: {report.model_a!r} vs {report.model_b!r}")
     typer.echo(f"scheduled {report.total_scheduled}, paired {report.paired_count}, "
                f"missing from A {len(report.missing_from_a)}, missing from B {len(report.missing_from_b)}")

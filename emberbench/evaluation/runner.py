@@ -19,6 +19,7 @@ resumes from is authenticated completely first.
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -26,14 +27,16 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..io.atomic import atomic_write_bytes
-from ..io.canonical import canonical_bytes, sha256_hex
-from ..records.episode import play_episode
+from ..io.canonical import sha256_hex
 from ..errors import ResultError
 from ..results.manifest import EvaluationManifest, ManifestEntry, check_manifest
+from .drive import ONE_AT_A_TIME, DriveOptions, play_tasks
+from .outcome import EpisodeOutcome
 from .output import check_resumable, output_exists
 from .output_lock import OutputLock
 from .run_sidecar import output_sidecar
-from ..policies.spec import FreshPolicies, PolicyFactory, closing, policy_spec_of, resolve_policy
+from ..policies.context import PolicyContext
+from ..policies.spec import FreshPolicies, PolicyFactory, policy_spec_of, resolve_policy
 from .record_puts import PUT_THREADS, record_putter
 from ..results.artifact import Authenticator, artifact_chunks, authenticate_all, episode_chunk
 from ..results.header import validate_model_id
@@ -44,29 +47,6 @@ ExecutorFor = Callable[[int], AbstractContextManager["Executor"]]
 """Given the number of episodes left to play, open the executor that plays them (see ``executor_for``)."""
 
 
-@dataclass(frozen=True, slots=True)
-class EpisodeOutcome:
-    """A finished episode as an executor reports it.
-
-    Attributes:
-        index: the manifest index.
-        record_digest: SHA-256 of the record's canonical JSON.
-        record_bytes: the record's canonical JSON, or None when the executor
-            put it into the store (then the store holds it under the digest).
-        metrics_bytes: canonical JSON of the episode metrics.
-        stored_record: the record's bytes when this process already put them
-            into the store (``record_bytes`` is then None); the store sink
-            keeps a local copy to assemble the artifact without reading
-            them back.
-    """
-
-    index: int
-    record_digest: str
-    record_bytes: bytes | None
-    metrics_bytes: bytes
-    stored_record: bytes | None = None
-
-
 class Executor(Protocol):
     """Where episodes run. ``run`` yields one outcome per task, in any order."""
 
@@ -75,39 +55,41 @@ class Executor(Protocol):
 
 def play_to_outcome(suite: Suite, entry: ManifestEntry, factory: PolicyFactory) -> tuple[EpisodeOutcome, bytes]:
     """Play one scheduled episode with a fresh policy; return its outcome and record bytes."""
-    scenario = suite.resolve(entry.scenario_id, entry.scenario_hash)
-    with closing(factory()) as policy:
-        record, metrics = play_episode(scenario, entry.seed, policy)
-    record_bytes = record.canonical_bytes()
-    outcome = EpisodeOutcome(
-        index=entry.index, record_digest=sha256_hex(record_bytes), record_bytes=record_bytes,
-        metrics_bytes=canonical_bytes(metrics.to_dict()),
-    )
-    return outcome, record_bytes
+    (played,) = list(play_tasks(suite, [entry], factory))
+    return played
 
 
 class InProcessExecutor:
-    """Runs episodes one after another in this process, in the order given.
+    """Runs episodes in this process, in the order given (one at a time, batched or concurrently).
 
     Args:
         suite: resolves scenarios.
         policy: a policy spec string or a factory (called with no arguments
-            once per episode; an object it returned before is refused).
+            once per episode, or its batch form once per batch; an object it
+            returned before is refused).
         store: optional object store; when given, each record is put there
-            and the outcome carries only its digest.
+            and the outcome carries only its digest. A spec string is
+            resolved with it (``PolicyContext(store=store)``: a served
+            model's response cache).
         spec: names the policy in messages (default: derived from ``policy``).
+        drive: how the policy is driven (:class:`~emberbench.evaluation.drive.DriveOptions`:
+            a batch size or a concurrency); the records never depend on it.
     """
 
     def __init__(self, suite: Suite, policy: str | PolicyFactory, *, store: Any = None,
-                 agent_timeout: float | None = None, spec: str | None = None) -> None:
+                 agent_timeout: float | None = None, spec: str | None = None,
+                 drive: DriveOptions = ONE_AT_A_TIME) -> None:
         self.suite = suite
-        kwargs = {} if agent_timeout is None else {"agent_timeout": agent_timeout}
+        kwargs: dict[str, Any] = {"context": PolicyContext(store=store)}
+        if agent_timeout is not None:
+            kwargs["agent_timeout"] = agent_timeout
         factory = resolve_policy(policy, **kwargs) if isinstance(policy, str) else policy
         self.factory = FreshPolicies(factory, spec or policy_spec_of(policy))
         self.store = store
+        self.drive = drive
 
     def run(self, tasks: Sequence[ManifestEntry]) -> Iterator[EpisodeOutcome]:
-        played = (play_to_outcome(self.suite, entry, self.factory) for entry in tasks)
+        played = play_tasks(self.suite, tasks, self.factory, self.drive)
         if self.store is None:
             for outcome, _ in played:
                 yield outcome
@@ -159,7 +141,8 @@ def stored_behind(store: Any, played: Iterator[tuple[EpisodeOutcome, bytes]],
             outcome, ticket, record = pending.popleft()
             puts.result(ticket)
             in_flight -= len(record)
-            return EpisodeOutcome(outcome.index, outcome.record_digest, None, outcome.metrics_bytes, record)
+            return EpisodeOutcome(outcome.index, outcome.record_digest, None, outcome.metrics_bytes, record,
+                                  outcome.usage)
 
         while True:
             try:
@@ -193,6 +176,11 @@ class RunSummary:
         from_journal: episodes taken from the store's run journal (read back and replayed).
         regenerated: journaled episodes played again because the store had lost their record.
         journal_started: when the run's journal was started (None without a store).
+        nodes: the episodes played now (``ran + regenerated``) per machine, as
+            ``((host name, episodes), ...)`` sorted by name.
+        usage: what the policies of the episodes played now reported they cost
+            (:class:`~emberbench.policies.served.usage.ModelUsage`, summed), or
+            None when none reported any. Execution accounting, never in the artifact.
     """
 
     output: Path
@@ -205,6 +193,13 @@ class RunSummary:
     from_journal: int = 0
     regenerated: int = 0
     journal_started: str | None = None
+    usage: Any = None
+    nodes: tuple[tuple[str, int], ...] = ()
+
+    def describe_nodes(self) -> str:
+        """The summary's line of where episodes were played now, e.g. ``nodes: w1 30 episodes, w2 30 episodes``."""
+        played = ", ".join(f"{name} {count} episode{'' if count == 1 else 's'}" for name, count in self.nodes)
+        return f"nodes: {played or 'no episode played now'}"
 
     def describe(self) -> str:
         """The one-line summary the CLI prints."""
@@ -234,6 +229,8 @@ def run_evaluation(
     policy_spec: str | None = None,
     output_lock: OutputLock | None = None,
     executor_for: ExecutorFor | None = None,
+    drive: DriveOptions = ONE_AT_A_TIME,
+    tags: Sequence[str] = (),
 ) -> RunSummary:
     """Run every scheduled episode that the output lacks, holding the output for the whole run.
 
@@ -265,6 +262,11 @@ def run_evaluation(
             or little left need not start Ray
             (:func:`emberbench.evaluation.executor_choice.choose_executor`). Resumed
             work is then authenticated in this process.
+        drive: how the default in-process executor drives the policy (a batch
+            size or a concurrency, :class:`~emberbench.evaluation.drive.DriveOptions`);
+            an executor given or opened is built with its own.
+        tags: with a store, labels for the run's run-info (added to those an
+            earlier start of the same run gave; see ``normalize_tags``).
 
     Returns:
         A :class:`RunSummary`.
@@ -287,9 +289,9 @@ def run_evaluation(
     lock = claim_output(out) if output_lock is None else output_lock
     try:
         if executor is None and executor_for is None:
-            executor = InProcessExecutor(suite, policy, store=store, spec=spec)
+            executor = InProcessExecutor(suite, policy, store=store, spec=spec, drive=drive)
         return _run(manifest, suite, model_id, out, executor, store, resume=resume, spec=spec, progress=progress,
-                    every=checkpoint_every, seconds=checkpoint_seconds, executor_for=executor_for)
+                    every=checkpoint_every, seconds=checkpoint_seconds, executor_for=executor_for, tags=tags)
     finally:
         if owned:
             lock.release()
@@ -310,7 +312,11 @@ def claim_output(output_path: str | Path) -> OutputLock:
 
 def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, executor: Any, store: Any, *,
          resume: bool, spec: str, progress: Progress | None, every: int, seconds: float,
-         executor_for: ExecutorFor | None = None) -> RunSummary:
+         executor_for: ExecutorFor | None = None, tags: Sequence[str] = ()) -> RunSummary:
+    from .run_info import node_counts, this_host
+
+    played: Counter[str] = Counter()  # episodes played now, per machine (the run-info's and the summary's)
+    here = this_host()
     # Without an executor yet (executor_for), resumed work is authenticated in this process.
     authenticator = getattr(executor, "authenticate_records", authenticate_all)
     if store is not None:
@@ -324,7 +330,8 @@ def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, e
             return answer if answer is not None else verify_stored(store, suite, items)
 
         sink: _Sink = StoreSink(store, manifest, model_id, out, resume=resume, spec=spec, every=every,
-                                seconds=seconds, suite=suite, authenticator=authenticator, verifier=verifier)
+                                seconds=seconds, suite=suite, authenticator=authenticator, verifier=verifier,
+                                nodes=played, tags=tags)
     else:
         sink = ArtifactSink(manifest, model_id, out, resume=resume, suite=suite, authenticator=authenticator,
                             spec=spec)
@@ -332,6 +339,7 @@ def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, e
     resumed = sink.count
     pending = [e for e in manifest.episodes if not sink.has(e.index)]
     added = 0
+    usage: Any = None
     error: BaseException | None = None
     try:
         opened = executor_for(len(pending)) if executor_for is not None else contextlib.nullcontext(executor)
@@ -342,7 +350,10 @@ def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, e
                 if sink.has(outcome.index):
                     continue  # a retried episode finished twice: idempotent, keep the first
                 sink.add(outcome)
+                played[outcome.node or here] += 1
                 added += 1
+                if outcome.usage is not None:  # execution accounting: summed here, never part of a record
+                    usage = outcome.usage if usage is None else usage + outcome.usage
                 if progress:
                     progress(resumed + added, total)
     except BaseException as exc:
@@ -355,7 +366,8 @@ def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, e
     return RunSummary(output=out, scheduled=total, completed=sink.count, ran=added - regenerated, resumed=resumed,
                       result_digest=sink.digest, from_artifact=getattr(sink, "from_artifact", resumed),
                       from_journal=getattr(sink, "from_journal", 0), regenerated=regenerated,
-                      journal_started=None if header is None else header.started)
+                      journal_started=None if header is None else header.started, usage=usage,
+                      nodes=node_counts(played))
 
 
 class _Sink(Protocol):
@@ -442,7 +454,7 @@ def check_before_start(manifest: EvaluationManifest, model_id: str, output_path:
     Raises:
         ResumeError, OutputPathError, RunInfoError, ResultError: as :func:`run_evaluation`.
     """
-    from .run_sidecar import refuse_unknown_policy, starts_empty
+    from .run_sidecar import refuse_unknown_policy, starts_with_episode
 
     validate_model_id(model_id)
     out = Path(output_path)
@@ -453,7 +465,7 @@ def check_before_start(manifest: EvaluationManifest, model_id: str, output_path:
         from .store_runner import check_journal_before_start
 
         journaled = check_journal_before_start(store, manifest, model_id, spec, resume=resume)
-    if exists and sidecar is None and journaled == 0 and not starts_empty(out):
+    if exists and sidecar is None and journaled == 0 and starts_with_episode(out):
         raise refuse_unknown_policy(out)
 
 

@@ -40,7 +40,7 @@ import hashlib
 import time
 import zlib
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +50,7 @@ from ..results.manifest import EvaluationManifest
 from .record_spool import RecordSpool
 from ..results.artifact import artifact_chunks, episode_chunk
 from .run_info import JournalHeader, RunInfo, is_header_entry, software_versions, this_host, this_user, utc_now
-from .run_info import write_run_info
+from .run_info import Nodes, node_counts, normalize_tags, write_run_info
 from .output import output_exists
 from .run_sidecar import new_sidecar, output_sidecar, write_sidecar
 from .store_adopt import DONE, REGENERATE, adopt_artifact, verify_journaled
@@ -136,14 +136,20 @@ class StoreSink:
         every, seconds: checkpoint every N episodes (always), every T seconds (within the budget).
         authenticator: replays the records of an artifact at ``out`` (``results.Authenticator``).
         verifier: ``verifier(items) -> verdicts`` for journaled records (:func:`resume_auth.verify_stored`).
+        nodes: the episodes played now per machine, kept up to date by the
+            caller; each run-info update records them (or, while it is
+            empty, keeps the nodes the stored run-info names).
     """
 
     def __init__(self, store: Any, manifest: EvaluationManifest, model_id: str, out: Path, *, resume: bool,
-                 spec: str, every: int, seconds: float, suite: Any, authenticator: Any, verifier: Any) -> None:
+                 spec: str, every: int, seconds: float, suite: Any, authenticator: Any, verifier: Any,
+                 nodes: Mapping[str, int] | None = None, tags: Sequence[str] = ()) -> None:
         from emberbench.store import journal_name
 
         self.store, self.manifest, self.model_id, self.out = store, manifest, model_id, out
         self.spec, self.every, self.seconds = spec, every, seconds
+        self.nodes: Mapping[str, int] = {} if nodes is None else nodes
+        self.tags = normalize_tags(list(tags))
         self.name = journal_name(manifest.hash, model_id)
         n = len(manifest.episodes)
         self.state = bytearray(n)  # NOT_DONE, DONE or REGENERATE per manifest index
@@ -177,6 +183,7 @@ class StoreSink:
             if imported:
                 self.journal.append_many(imported)
             self.from_journal = verify_journaled(self, verifier, journaled)
+            self.usage = self._usage_before()
             self.info = self._new_info()
             write_run_info(store, self.info)
         except BaseException:
@@ -249,7 +256,42 @@ class StoreSink:
             suite_version=m.suite_version, suite_hash=m.suite_hash, **software_versions(), host=this_host(),
             user=this_user(), started=self.header.started, ended=None, episodes_done=self.count,
             episodes_scheduled=len(m.episodes), state="running", result=self._finished_result(),
+            model_usage=self.usage,
+            tags=self._tags(),
         )
+
+    def _nodes(self) -> Nodes | None:
+        """The run-info's ``nodes``: None while nothing was played now (the stored ones are then kept)."""
+        return node_counts(self.nodes) or None
+
+    def _tags(self) -> tuple[str, ...]:
+        """This start's tags and those an earlier start of the run recorded (a resume keeps them)."""
+        from emberbench.store import StoreError, StoreIOError
+
+        from ..errors import RunInfoError
+        from .run_info import read_run_info
+
+        try:
+            earlier = read_run_info(self.store, self.name)
+        except StoreIOError:
+            raise
+        except (RunInfoError, StoreError):
+            earlier = None  # unreadable: it is rewritten below; its tags are lost with it
+        old = () if earlier is None or earlier.run != self.name else earlier.tags
+        return normalize_tags([*old, *self.tags])
+
+    def _usage_before(self) -> Any:
+        """The execution accounting earlier starts of this run recorded (None if none, or unreadable)."""
+        from emberbench.store import StoreError
+
+        from ..errors import RunInfoError
+        from .run_info import read_run_info
+
+        try:
+            before = read_run_info(self.store, self.name)
+        except (RunInfoError, StoreError):
+            return None
+        return None if before is None else before.model_usage
 
     def _finished_result(self) -> str | None:
         finish = self.journal.state().finish
@@ -294,6 +336,8 @@ class StoreSink:
     def add(self, outcome: Any) -> None:
         """Take a finished episode from the executor: store, journal (or check against the journal), checkpoint."""
         index, digest = outcome.index, outcome.record_digest
+        if outcome.usage is not None:  # execution accounting: into the run-info, never into the journal
+            self.usage = outcome.usage if self.usage is None else self.usage + outcome.usage
         expected = self.expected_digest(index)
         if expected is not None and digest != expected:
             raise RunIntegrityError(
@@ -344,7 +388,8 @@ class StoreSink:
             return
         self._last = time.monotonic()
         self.flush_journal()
-        write_run_info(self.store, self.info.replace(episodes_done=self.count))
+        write_run_info(self.store, self.info.replace(episodes_done=self.count, nodes=self._nodes(),
+                                                     model_usage=self.usage))
         size = self._artifact_size()
         projected = size + (len(self.manifest.episodes) - self.count) * (size / max(1, self.count))
         if self._spent + size <= CHECKPOINT_BUDGET * projected:
@@ -401,7 +446,23 @@ class StoreSink:
         return size
 
     def close(self, error: BaseException | None = None) -> None:
-        """Write the final artifact (if it changed); finish the run when complete; record the run's state."""
+        """Write the final artifact (if it changed); finish the run when complete; record the run's state.
+
+        When the run is already stopping with ``error``, a store failure here
+        (the store that failed it still unreachable) is not raised: the run's
+        own error, which names the store and the cause, is the one reported.
+        """
+        if error is None:
+            self._close(None)
+            return
+        from emberbench.store import StoreError
+
+        try:
+            self._close(error)
+        except StoreError:
+            pass
+
+    def _close(self, error: BaseException | None) -> None:
         try:
             self.flush_journal()
             complete = self.count == len(self.manifest.episodes)
@@ -414,8 +475,11 @@ class StoreSink:
             if complete and error is None:
                 state = "complete"
             else:
-                state = "interrupted" if isinstance(error, (KeyboardInterrupt, SystemExit)) else "failed"
-            self.info = self.info.replace(state=state, ended=utc_now(), episodes_done=self.count, result=result)
+                # A stop signal (SIGINT's KeyboardInterrupt, SIGTERM's exception, an exit) is not a failure:
+                # every such stop raises a BaseException that is not an Exception.
+                state = "interrupted" if error is not None and not isinstance(error, Exception) else "failed"
+            self.info = self.info.replace(state=state, ended=utc_now(), episodes_done=self.count, result=result,
+                                          nodes=self._nodes(), model_usage=self.usage)
             write_run_info(self.store, self.info)
         finally:
             self.spool.close()

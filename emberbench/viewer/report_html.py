@@ -21,6 +21,7 @@ from .summary import Cell
 from .svg import WLT_WORDS, egress_svg, forest_svg, heatmap_svg, wlt_svg
 from .tables import ARROW, KINDS, group_cells, groups_of, ordered_inputs, viewer_link
 from .text import fmt, interval_text
+from .report_model import ACCOUNTING_COLUMNS, ACCOUNTING_NOTE, accounting_rows
 
 if TYPE_CHECKING:
     from .report_model import Report
@@ -151,12 +152,23 @@ def _scenarios(report: Report) -> str:
     return "".join(egress) + "</section>" + "".join(heat) + "</section>"
 
 
+def _accounting(report: Report) -> str:
+    rows = accounting_rows(report)
+    if not rows:
+        return ""
+    head = "".join(f"<th>{escape(c)}</th>" for c in ACCOUNTING_COLUMNS)
+    body = "".join("<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in rows)
+    return (f'<section id="accounting"><h2>Execution accounting</h2><p>{escape(ACCOUNTING_NOTE)}</p>'
+            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></section>")
+
+
 def report_html(report: Report) -> bytes:
     """The report page: summary, leaderboard, comparisons, curves and maps, then the provenance (folded)."""
     first = report.inputs[0].collection
     nav = "".join(f'<a href="#{a}">{t}</a>' for a, t in (
         ("summary", "Summary"), ("leaderboard", "Leaderboard"), ("comparisons", "Comparisons"),
-        ("egress", "Egress curves"), ("heatmaps", "Heat maps"), ("provenance", "Built from")))
+        ("egress", "Egress curves"), ("heatmaps", "Heat maps"),
+        *((("accounting", "Execution accounting"),) if report.accounting else ()), ("provenance", "Built from")))
     body = (
         f"<header><h1>EMBERBench report</h1><p>{len(report.inputs)} results on the same "
         f"{len(first.manifest.episodes)} episodes of suite <code>{escape(report.suite.id)}</code> "
@@ -165,7 +177,7 @@ def report_html(report: Report) -> bytes:
         f"has its own 95 % interval.</p><nav>{nav}</nav></header>"
         + summary_html(report)
         + _leaderboard_section(report)
-        + _comparisons(report) + _scenarios(report)
+        + _comparisons(report) + _scenarios(report) + _accounting(report)
         + _provenance(report))
     page = asset_text("report.html").replace("@@STYLE@@", asset_text("report.css"))
     page = page.replace("@@SCRIPT@@", asset_text("report.js")).replace("@@BODY@@", body)

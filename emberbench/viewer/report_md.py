@@ -15,6 +15,7 @@ from .findings import best_of, table_cells
 from .report_summary import summary_markdown
 from .svg import WLT_WORDS, wlt_text
 from .tables import cell_text, group_cells, groups_of, metric_header, ordered_inputs, viewer_link
+from .report_model import ACCOUNTING_COLUMNS, ACCOUNTING_NOTE, accounting_rows
 
 if TYPE_CHECKING:
     from .report_model import Report
@@ -104,4 +105,8 @@ def report_markdown(report: Report) -> bytes:
     out += ["## Built from", "", "<details><summary>Suite, manifest, result and statistics digests</summary>", ""]
     out += provenance_lines(report)
     out += ["</details>"]
+    accounting = accounting_rows(report)
+    if accounting:
+        out += ["## Execution accounting", "", ACCOUNTING_NOTE, ""]
+        out += _table(list(ACCOUNTING_COLUMNS), [[_md(row[0])] + row[1:] for row in accounting])
     return ("\n".join(out).rstrip() + "\n").encode("utf-8")
