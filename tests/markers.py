@@ -83,16 +83,31 @@ def _uses_module(module: object, helper: str) -> bool:
 
 def _folder(item: pytest.Item) -> str | None:
     """The folder directly under the suite's ``tests/`` that holds ``item`` (None for a file of its own)."""
-    try:
-        parts = Path(str(item.path)).resolve().relative_to(Path(item.config.rootpath).resolve() / "tests").parts
+    try:  # both paths are absolute already: no resolve(), which costs a system call per part
+        parts = Path(item.path).relative_to(Path(item.config.rootpath) / "tests").parts
     except ValueError:
         return None
     return parts[0] if len(parts) > 1 else None
 
 
-def markers_for(item: pytest.Item) -> set[str]:
+def _module_markers(item: pytest.Item, seen: dict[str, set[str]]) -> set[str]:
+    """The markers of ``item``'s file (folder and imports), worked out once per file into ``seen``."""
+    key = str(item.path)
+    if key not in seen:
+        names = set()
+        folder = _folder(item)
+        if folder in FOLDER_MARKERS:
+            names.add(FOLDER_MARKERS[folder])
+        module = getattr(item, "module", None)
+        if module is not None:
+            names.update(marker for helper, marker in MODULE_MARKERS.items() if _uses_module(module, helper))
+        seen[key] = names
+    return seen[key]
+
+
+def markers_for(item: pytest.Item, seen: dict[str, set[str]] | None = None) -> set[str]:
     """The markers ``item`` gets from its fixtures, parameters, folder and module imports."""
-    names: set[str] = set()
+    names = set(_module_markers(item, {} if seen is None else seen))
     for fixture in getattr(item, "fixturenames", ()):
         if fixture in FIXTURE_MARKERS:
             names.add(FIXTURE_MARKERS[fixture])
@@ -101,14 +116,6 @@ def markers_for(item: pytest.Item) -> set[str]:
         for value in callspec.params.values():
             if isinstance(value, str) and value in PARAM_MARKERS:
                 names.add(PARAM_MARKERS[value])
-    folder = _folder(item)
-    if folder in FOLDER_MARKERS:
-        names.add(FOLDER_MARKERS[folder])
-    module = getattr(item, "module", None)
-    if module is not None:
-        for helper, marker in MODULE_MARKERS.items():
-            if _uses_module(module, helper):
-                names.add(marker)
     return names
 
 
@@ -126,15 +133,16 @@ def xdist_group(item: pytest.Item) -> str | None:
     for marker in SHARED_GROUPS:
         if item.get_closest_marker(marker) is not None:
             return marker
-    if _folder(item) == "integration" or _shares_fixtures(item):
+    if item.get_closest_marker("integration") is not None or _shares_fixtures(item):
         return item.nodeid.split("::", 1)[0]
     return None
 
 
 def mark_items(items: list[pytest.Item]) -> None:
     """Add the automatic markers, then the xdist group, to every collected test."""
+    seen: dict[str, set[str]] = {}
     for item in items:
-        for name in sorted(markers_for(item)):
+        for name in sorted(markers_for(item, seen)):
             if item.get_closest_marker(name) is None:
                 item.add_marker(name)
         group = xdist_group(item)
