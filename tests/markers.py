@@ -22,11 +22,12 @@ fixtures without carrying its marker (a ``getfixturevalue`` the rules above
 cannot see) fails and says which marker to add.
 
 Under pytest-xdist (``--dist loadgroup``), :func:`xdist_group` keeps together
-what must share one resource or is built once per module: all ``ray`` tests
-on one worker (one Ray instance for the run), all ``multihost`` tests on one
-worker (one rig per machine: its namespaces have a fixed prefix and subnet),
-and every test module with a module-, package- or class-scoped fixture, or
-under tests/integration, on one worker (its fixtures are built once).
+what must share one resource or is built once per module: all ``ray`` and
+``multihost`` tests on one worker, one after another (one Ray instance for the
+run; one rig per machine, since its namespaces have a fixed prefix and
+subnet; never both clusters at once), and every test module with a module-,
+package- or class-scoped fixture, or under tests/integration, on one worker
+(its fixtures are built once).
 """
 
 from __future__ import annotations
@@ -59,8 +60,15 @@ MODULE_MARKERS = {"tests.docs_support": "docs"}
 QUICK_EXCLUDES = ("integration", "ray", "s3", "served_server", "browser", "docs", "multihost", "slow")
 """The markers ``scripts/test.sh --quick`` deselects (tests/unit/test_test_selection.py checks the script)."""
 
-SHARED_GROUPS = ("ray", "multihost")
-"""Markers whose tests share one worker under xdist (one Ray instance; one rig per machine)."""
+CLUSTER_GROUP = "clusters"
+CLUSTER_MARKERS = ("ray", "multihost")
+"""Markers whose tests all run on one worker under xdist, one after another (:data:`CLUSTER_GROUP`).
+
+That worker holds the run's one embedded Ray instance, and the machine holds
+one multi-host rig at a time (fixed namespace prefix and subnet). The rig's
+Ray cluster and the embedded one never run at once either: on two cores, two
+clusters starve each other's heartbeats and the rig tests' time bounds.
+"""
 
 SHARED_SCOPES = ("module", "package", "class")
 """Fixture scopes whose value a module's tests share: such a module runs on one worker."""
@@ -130,9 +138,8 @@ def _shares_fixtures(item: pytest.Item) -> bool:
 
 def xdist_group(item: pytest.Item) -> str | None:
     """The xdist group of ``item`` (None: any worker may take it)."""
-    for marker in SHARED_GROUPS:
-        if item.get_closest_marker(marker) is not None:
-            return marker
+    if any(item.get_closest_marker(marker) is not None for marker in CLUSTER_MARKERS):
+        return CLUSTER_GROUP
     if item.get_closest_marker("integration") is not None or _shares_fixtures(item):
         return item.nodeid.split("::", 1)[0]
     return None

@@ -146,7 +146,7 @@ def test_plain():
 
 
 def test_shared_resources_stay_on_one_worker(suite_dir: pytest.Pytester) -> None:
-    """Under xdist: all Ray tests in one group, all rig tests in one, a module with a module fixture in its own."""
+    """Under xdist: all Ray and rig tests in one group, a module with a module fixture (or under integration) in its own."""
     tests = suite_dir.path / "tests"
     for folder in ("unit", "integration", "multihost"):
         (tests / folder).mkdir(parents=True)
@@ -166,9 +166,9 @@ def test_d3(): pass
 ''')
     items = collected(suite_dir)
     groups = {item.name: (m.args[0] if (m := item.get_closest_marker("xdist_group")) else None) for item in items}
-    assert groups == {"test_ray_a": "ray", "test_free": None, "test_ray_b": "ray",
-                      "test_crash": "tests/integration/test_b.py", "test_rig_c": "multihost",
-                      "test_host": "multihost", "test_d1": "tests/unit/test_d.py", "test_d2": "tests/unit/test_d.py",
+    assert groups == {"test_ray_a": "clusters", "test_free": None, "test_ray_b": "clusters",
+                      "test_crash": "tests/integration/test_b.py", "test_rig_c": "clusters",
+                      "test_host": "clusters", "test_d1": "tests/unit/test_d.py", "test_d2": "tests/unit/test_d.py",
                       "test_d3": None}
 
 
