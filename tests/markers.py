@@ -169,8 +169,13 @@ def check_fixture(item: pytest.Item | None, fixture: str) -> None:
 
 # The hooks (tests/conftest.py imports them, which registers them with pytest).
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test by what it uses, so ``-m`` selections need no marker by hand."""
+    """Mark every test by what it uses, so ``-m`` selections need no marker by hand.
+
+    First of all the hooks: pytest-xdist reads the ``xdist_group`` markers in its own hook, and ``-m``
+    deselects in pytest's; both must see these markers.
+    """
     mark_items(items)
 
 

@@ -172,6 +172,37 @@ def test_d3(): pass
                       "test_d3": None}
 
 
+def test_under_xdist_a_group_really_runs_on_one_worker(suite_dir: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With two workers, the Ray and rig tests of several modules, and the tests of a module sharing a
+    module fixture, each run on one worker (xdist reads the groups, so the markers must be there first)."""
+    tests = suite_dir.path / "tests"
+    (tests / "unit").mkdir(parents=True)
+    record = '''
+import os, pathlib, pytest
+
+@pytest.fixture(autouse=True)
+def _where(request):
+    folder = pathlib.Path(os.environ["WHERE"])
+    (folder / request.node.name).write_text(os.environ.get("PYTEST_XDIST_WORKER", "none"))
+'''
+    for name in "abcd":
+        body = "".join(f"def test_{name}_ray{i}(ray_cluster): pass\ndef test_{name}_free{i}(): pass\n" for i in range(4))
+        (tests / "unit" / f"test_{name}.py").write_text(record + body)
+    (tests / "unit" / "test_e.py").write_text(record + "@pytest.fixture(scope='module')\ndef shared():\n    return 1\n"
+                                               + "".join(f"def test_e{i}(shared): pass\n" for i in range(8)))
+    (tests / "unit" / "test_f.py").write_text(record + "def test_f_rig(rig): pass\n")
+    where = suite_dir.path / "where"
+    where.mkdir()
+    monkeypatch.setenv("WHERE", str(where))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    result = suite_dir.runpytest_subprocess("-n", "2", "--dist", "loadgroup", "-v")
+    result.assert_outcomes(passed=41)
+    ran = {path.name: path.read_text() for path in where.iterdir()}
+    assert len({ran[n] for n in ran if "ray" in n or "rig" in n}) == 1, ran
+    assert len({ran[n] for n in ran if n.startswith("test_e")}) == 1, ran
+    assert set(ran.values()) == {"gw0", "gw1"}, "the free tests spread over both workers"
+
+
 def test_every_marker_is_registered_and_the_quick_loop_leaves_out_every_automatic_one() -> None:
     """pyproject registers each marker the rules add, and the quick expression excludes all of them."""
     ini = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
