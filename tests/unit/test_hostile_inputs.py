@@ -111,19 +111,6 @@ HOSTILE_OUTPUTS: dict[str, Callable[[Path], None]] = {
 
 # -- the valid material the commands need besides the hostile part ------------------------------
 
-@pytest.fixture(scope="module", autouse=True)
-def _command_built_once() -> Iterator[None]:
-    """typer rebuilds the whole click command tree on every invocation (about 70 ms); this module makes
-    some 550, so it builds the tree once (the same object typer would build) and hands it back."""
-    import typer.testing
-
-    real = typer.testing._get_command
-    built = real(app)
-    typer.testing._get_command = lambda given: built if given is app else real(given)
-    yield
-    typer.testing._get_command = real
-
-
 @pytest.fixture(scope="module")
 def good(tmp_path_factory: pytest.TempPathFactory, suite) -> Path:  # noqa: ANN001
     """Valid inputs: a two-episode manifest, two results on it, a record, grouped-rates files, a generated suite."""
