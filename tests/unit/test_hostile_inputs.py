@@ -14,6 +14,8 @@ are at the end.
 
 from __future__ import annotations
 
+import gc
+
 import json
 import os
 import shutil
@@ -319,7 +321,12 @@ ARGUMENT_CASES = [
 # -- running one case --------------------------------------------------------------------------
 
 def _snapshot(*roots: Path) -> dict[str, tuple[int, int, int, int]]:
-    """Every path under ``roots`` (links not followed): type and mode, inode, size, modification time."""
+    """Every path under ``roots`` (links not followed): type and mode, inode, size, modification time.
+
+    Stores that earlier in-process commands dropped are collected first: each holds a writer lease file in
+    the store's tmp/ until then, which would otherwise vanish between two snapshots.
+    """
+    gc.collect()
     seen = {}
     for root in roots:
         for folder, dirs, files in os.walk(root):
