@@ -84,7 +84,7 @@ from .arena import Arena
 from .fire import NEVER
 from .observation import Observation
 from .scenario import Scenario
-from .simulator import _MOVE_BYTES, PERSON, Outcome, Simulation
+from .simulator import _MOVE_BYTES, PERSON, Outcome, Simulation, settle_chains
 
 _DASH = ord("-")
 _CASE_BYTES = np.frombuffer(b"..wc", dtype=np.uint8)  # the blocked-line character of each case
@@ -376,17 +376,7 @@ class SimulationBatch:
                 rank[gp] = np.arange(n)
                 nxt = np.zeros(n, dtype=np.int64)
                 nxt[pending] = rank[self._people.base[ls[pending]] + occupant[~free]]
-                status[pending] = -1
-                # Chains never cross episodes; rounds beyond the longest chain change nothing.
-                for _ in range(n.bit_length() + 1):
-                    s = status[nxt[pending]]
-                    resolved = s != -1
-                    status[pending[resolved]] = s[resolved]
-                    pending = pending[~resolved]
-                    if not pending.size:
-                        break
-                    nxt[pending] = nxt[nxt[pending]]
-                status[pending] = 0  # swaps and cycles never resolve: blocked
+                settle_chains(status, nxt, pending)  # chains never cross episodes
         ok = status == 1
         # Each person's case: 0 stays, 1 moves, 2 blocked by a wall, 3 blocked by people.
         case = 3 * movers.astype(np.int64) - 2 * ok - wall_blocked

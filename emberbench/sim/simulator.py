@@ -104,6 +104,28 @@ def clear_fire_cache() -> None:
     _FIRE_CACHE.clear()
 
 
+def settle_chains(status: np.ndarray, nxt: np.ndarray, pending: np.ndarray) -> None:
+    """Settle movers waiting on the cell of another mover, in place, by pointer jumping.
+
+    ``status`` holds 1 (moves), 0 (blocked) or, set here for ``pending``,
+    -1 (undecided); ``nxt[i]`` is the index of the person whose cell ``i``
+    wants. A waiter takes the status of the first decided person down its
+    chain; chains longer than the array cannot exist, so ``bit_length + 1``
+    rounds decide every chain, and what stays undecided (swaps, cycles) is
+    blocked.
+    """
+    status[pending] = -1
+    for _ in range(len(status).bit_length() + 1):
+        s = status[nxt[pending]]
+        decided = s != -1
+        status[pending[decided]] = s[decided]
+        pending = pending[~decided]
+        if not pending.size:
+            break
+        nxt[pending] = nxt[nxt[pending]]
+    status[pending] = 0  # swaps and cycles never resolve: blocked
+
+
 class Simulation:
     """One episode's mutable state. Use :func:`emberbench.records.episode.run_episode` to play.
 
@@ -219,16 +241,7 @@ class Simulation:
                 self._local[ins] = np.arange(n)
                 nxt = np.zeros(n, dtype=np.int64)
                 nxt[pending] = self._local[occupant[~free]]
-                status[pending] = -1
-                for _ in range(n.bit_length() + 1):
-                    s = status[nxt[pending]]
-                    done = s != -1
-                    status[pending[done]] = s[done]
-                    pending = pending[~done]
-                    if not pending.size:
-                        break
-                    nxt[pending] = nxt[nxt[pending]]
-                status[pending] = 0  # swaps and cycles never resolve: blocked
+                settle_chains(status, nxt, pending)
         ok = status == 1
         moved_local = np.flatnonzero(ok)
         attempts = int(np.count_nonzero(movers))
