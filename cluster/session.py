@@ -50,6 +50,13 @@ LOOPBACK_VAR = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 EMBEDDED_OBJECT_STORE_BYTES = 512 * 1024 * 1024
 """Objects that cross processes here are small (batches of outcomes, chunks of
 records), so an embedded instance does not reserve Ray's default third of RAM."""
+EMBEDDED_SYSTEM_CONFIG: dict[str, Any] = {"enable_metrics_collection": False, "event_stats": False}
+"""Ray's own bookkeeping an embedded instance does without: metrics that every
+Ray process records and exports to the dashboard agent, and per-handler
+statistics of every event loop. Nothing reads them (there is no dashboard),
+and they cost CPU in every process of the instance (docs/cluster.md, "What
+Ray costs"). Task events are turned off per actor and task instead
+(``enable_task_events=False``), which holds on a joined cluster too."""
 
 
 def require_token_auth() -> None:
@@ -148,7 +155,7 @@ def _start_embedded(ray: ModuleType, workers: int | None, kwargs: dict[str, Any]
                            "(an embedded Ray instance runs one worker per CPU)")
     ensure_private_token()
     ray.init(address="local", num_cpus=workers or available, include_dashboard=False,
-             object_store_memory=EMBEDDED_OBJECT_STORE_BYTES, **kwargs)
+             object_store_memory=EMBEDDED_OBJECT_STORE_BYTES, _system_config=dict(EMBEDDED_SYSTEM_CONFIG), **kwargs)
 
 
 @contextlib.contextmanager
