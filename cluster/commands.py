@@ -68,7 +68,7 @@ def ray_executor(suite: Suite, policy: str, *, store: Any = None, workers: int |
     """
     with ray_session(address, workers=workers, runtime_env=runtime_env) as info:
         store_root = None if store is None else store.locator
-        with RayExecutor(suite, policy, workers=info.workers, store_root=store_root,
+        with RayExecutor(suite, policy, workers=info.workers, store_root=store_root, store=store,
                          agent_timeout=agent_timeout, agent_log=agent_log) as executor:
             yield executor
 

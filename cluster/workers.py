@@ -143,7 +143,8 @@ class EpisodeWorker:
                 break
             if self.store is not None:
                 self.store.put(record_bytes, key=outcome.record_digest)
-                outcome = EpisodeOutcome(outcome.index, outcome.record_digest, None, outcome.metrics_bytes)
+                outcome = EpisodeOutcome(outcome.index, outcome.record_digest, None, outcome.metrics_bytes,
+                                         record_size=len(record_bytes))
             outcomes.append(outcome)
         return encode_reply(self.node_id, time.perf_counter() - start, outcomes), error
 

@@ -58,6 +58,10 @@ class EpisodeOutcome:
             into the store (``record_bytes`` is then None); the store sink
             keeps a local copy to assemble the artifact without reading
             them back.
+        record_size: the record's length when another process put it into
+            the store and the executor vouches that the coordinator's store
+            holds it (the Ray executor checks one record per node), so the
+            sink need not ask the store; None otherwise.
     """
 
     index: int
@@ -65,6 +69,7 @@ class EpisodeOutcome:
     record_bytes: bytes | None
     metrics_bytes: bytes
     stored_record: bytes | None = None
+    record_size: int | None = None
 
 
 class Executor(Protocol):

@@ -310,6 +310,8 @@ class StoreSink:
         if record is not None:
             size = len(record)
             self.spool.add(index, digest, record)  # put with key=digest: the store checked it hashes to digest
+        elif outcome.record_size is not None:  # put by a worker; the executor checked its node writes here
+            size = outcome.record_size
         elif not self.store.has(digest):
             raise StoreUsageError(f"episode {index}: record {digest} is not in the store")
         else:
