@@ -1,33 +1,55 @@
 #!/usr/bin/env python3
-"""Ray executor and parallel verification against the in-process baseline, side by side.
+"""What Ray costs and gives on this machine: CPU overhead, speed-up, the coordinator's ceiling, the crossover.
 
-One run, one manifest (the first ``--episodes`` episodes of the public suite
-under seeds 0, 1, 2, ...: every scenario, in suite order), one policy, each
-evaluation into a fresh store:
+Subcommands (``scaling`` when none is given):
 
-* ``in-process``: the in-process executor (the reference);
-* ``ray, 1 worker`` and ``ray, 2 workers``: the Ray executor on an embedded
-  Ray instance; Ray start-up and worker start-up are timed separately and
-  excluded from the run time;
-* ``verify, in process`` and ``verify, 2 workers``: loading the artifact with
-  full replay authentication, in process and as ``emberbench verify
-  --workers 2`` does it (parallel replay, started during the loader's serial
-  checks), the latter after one warm-up pass that imports the code in the
-  worker processes (that first pass is reported too); each is timed
-  ``--repeat`` times, interleaved, and the best time of each side is kept.
+``scaling``
+    The Ray executor with 1 and 2 workers and parallel verification against
+    the in-process baseline, in one process (Ray start-up timed apart). Every
+    artifact must be byte-identical to the in-process one.
 
-Every artifact must be byte-identical to the in-process one. Targets: Ray
-with 1 worker within 10 % of in process; 2 workers at least 1.7 x faster than
-1; parallel verify on 2 workers at least 1.7 x faster than in process.
+``cost``
+    The same work in process and on an embedded Ray instance with
+    ``--workers`` workers, each as its own child process, in alternating
+    back-to-back pairs. ``--what run`` plays ``--episodes`` episodes of the
+    public suite (``--policy``, a fresh local store each time); ``--what
+    calibrate`` calibrates ``--scenarios`` scenarios of the standard recipe.
+    This process is a child subreaper (:mod:`_proc_cpu`), so the CPU seconds
+    of every process a command starts are counted: driver, GCS, raylet,
+    agents, workers. Reported per side: CPU of the whole command, CPU of the
+    *work window* (from ``ray.init`` returned to the end of the work, before
+    ``ray.shutdown``; the same span in process), and wall times. Targets:
+    window CPU on Ray / in process <= 1.10; wall speed-up >= 1.8 x (needs two
+    idle cores: check ``uptime``).
 
-Usage: .venv/bin/python scripts/bench_cluster.py [--episodes 1000] [--policy fire-aware] [--repeat 3]
+``ceiling``
+    Episodes per second one coordinator takes in when episodes cost nothing:
+    in process, the coordinator fed outcomes played beforehand (journal,
+    store puts, checkpoints, assembly with a fresh local store); on Ray, a run
+    of ``stay`` on the smallest public scenario, whose driver CPU seconds per
+    episode bound what one driver can take. Target >= 2,000 episodes/s.
+
+``crossover``
+    The constants of the automatic executor choice
+    (:mod:`emberbench.evaluation.executor_choice`): the seconds an embedded
+    Ray instance and its workers take to start, and each built-in policy's
+    seconds per simulated cell-step on the public suite.
+
+Usage: .venv/bin/python scripts/bench_cluster.py cost --what run --episodes 2000 --pairs 3
+       .venv/bin/python scripts/bench_cluster.py cost --what calibrate --scenarios 60 --pairs 3
+       .venv/bin/python scripts/bench_cluster.py ceiling
+       .venv/bin/python scripts/bench_cluster.py crossover
+       .venv/bin/python scripts/bench_cluster.py scaling [--episodes 1000] [--policy fire-aware] [--repeat 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -35,13 +57,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from emberbench.results.manifest import EvaluationManifest, build_manifest  # noqa: E402
-from emberbench.results.artifact import load_result  # noqa: E402
-from emberbench.evaluation.runner import run_evaluation  # noqa: E402
-from emberbench.evaluation.store_runner import open_store  # noqa: E402
-from emberbench.sim.suite import load_suite  # noqa: E402
 
 
 def timed(action: Callable[[], Any]) -> tuple[float, Any]:
@@ -58,13 +78,14 @@ def bench_manifest(suite: Any, episodes: int) -> EvaluationManifest:
                               episodes=full.episodes[:episodes])
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--episodes", type=int, default=1000)
-    parser.add_argument("--policy", default="fire-aware")
-    parser.add_argument("--dir", type=Path, default=None, help="scratch folder (default: a temp folder)")
-    parser.add_argument("--repeat", type=int, default=3, help="timings of each verify, best one kept")
-    args = parser.parse_args()
+# -- scaling: the original side-by-side run ----------------------------------------------------
+
+
+def scaling(args: argparse.Namespace) -> None:
+    from emberbench.evaluation.runner import run_evaluation
+    from emberbench.evaluation.store_runner import open_store
+    from emberbench.results.artifact import load_result
+    from emberbench.sim.suite import load_suite
 
     suite = load_suite()
     manifest = bench_manifest(suite, args.episodes)
@@ -125,6 +146,161 @@ def main() -> None:
           f"({overhead:+.2f} ms per episode; target <= 1.10 x)")
     print(f"ray 2 workers vs 1 worker: {by_workers[1] / by_workers[2]:.2f} x faster (target >= 1.7)")
     print(f"verify 2 workers vs in process: {verify_local_s / verify_ray_s:.2f} x faster (target >= 1.7)")
+
+
+# -- the child: one measured command -----------------------------------------------------------
+
+
+def child(spec: dict[str, Any]) -> None:
+    """Run one measured piece of work (``spec`` from :func:`cost`), marking the work window.
+
+    Marks: ``up`` once Ray is up (in process: at the same point), ``end`` when
+    the work is done and nothing is stopped yet, ``exit`` after everything
+    was shut down.
+    """
+    from _proc_cpu import mark
+
+    _work(spec, mark)
+    mark("exit")
+
+
+def _work(spec: dict[str, Any], mark: Callable[[str], None]) -> None:
+    from emberbench.sim.suite import load_suite
+
+    suite = load_suite(spec.get("suite"))
+    executor, workers = spec["executor"], spec["workers"]
+    if spec["what"] == "calibrate":
+        from emberbench.generate import calibrate_suite, write_calibration
+
+        def work(mapper: Any = None) -> None:
+            write_calibration(calibrate_suite(suite, mapper=mapper), spec["out"])
+
+        if executor == "local":
+            mark("up")
+            work()
+            mark("end")
+        else:
+            from emberbench.cluster import ray_mapper
+
+            with ray_mapper(workers=workers) as mapper:
+                mark("up")
+                work(mapper)
+                mark("end")
+        return
+    from emberbench.evaluation.runner import run_evaluation
+    from emberbench.evaluation.store_runner import open_store
+    from emberbench.results.manifest import load_manifest
+
+    manifest = load_manifest(spec["manifest"], suite)
+    if executor == "local":
+        mark("up")
+        run_evaluation(manifest, suite, spec["policy"], "m", spec["out"], store=open_store(spec["store"]))
+        mark("end")
+        return
+    from emberbench.cluster import RayExecutor, ray_session
+
+    with ray_session(workers=workers) as info:
+        mark("up")
+        store = open_store(spec["store"])
+        with RayExecutor(suite, spec["policy"], workers=info.workers, store_root=store.locator) as ex:
+            run_evaluation(manifest, suite, spec["policy"], "m", spec["out"], executor=ex, store=store)
+            mark("end")
+            print(f"calls {ex.stats.calls}", flush=True)
+
+
+# -- cost: CPU and wall time, in process against Ray --------------------------------------------
+
+
+def cost(args: argparse.Namespace) -> None:
+    from _proc_cpu import measure
+
+    base = Path(tempfile.mkdtemp(prefix="bench-cost-", dir=args.dir))
+    try:
+        spec: dict[str, Any] = {"what": args.what, "workers": args.workers, "policy": args.policy}
+        if args.what == "calibrate":
+            from emberbench.generate import generate_suite, load_recipe, write_suite
+
+            write_suite(generate_suite(load_recipe("standard"), args.scenarios, 1, suite_id="bench"), base / "suite")
+            spec["suite"] = str(base / "suite")
+            label = f"calibration of {args.scenarios} standard scenarios (3 baselines x 3 seeds)"
+        else:
+            from emberbench.results.manifest import write_manifest
+            from emberbench.sim.suite import load_suite
+
+            write_manifest(bench_manifest(load_suite(), args.episodes), base / "m.json")
+            spec["manifest"] = str(base / "m.json")
+            label = f"{args.episodes} episodes of {args.policy!r} on the public suite, a fresh local store each"
+        reference: bytes | None = None
+        results: dict[str, list[Any]] = {"local": [], "ray": []}
+        for i in range(args.pairs):
+            for side in (("local", "ray") if i % 2 == 0 else ("ray", "local")):
+                run = base / f"{side}{i}"
+                run.mkdir()
+                out = run / ("calibration.json" if args.what == "calibrate" else "out.json")
+                job = {**spec, "executor": side, "out": str(out), "store": str(run / "store")}
+                measured = measure([sys.executable, __file__, "child", json.dumps(job)])
+                data = out.read_bytes()
+                if reference is None:
+                    reference = data
+                elif data != reference:
+                    raise SystemExit(f"{side} wrote different bytes in pair {i + 1}")
+                results[side].append(measured)
+                print(f"pair {i + 1} {side:5}: whole {measured.cpu['exit']:7.2f} CPU s {measured.wall['exit']:7.2f} s "
+                      f"wall; window {measured.window():7.2f} CPU s {measured.window_wall():7.2f} s wall "
+                      f"{' '.join(measured.lines)}", flush=True)
+                shutil.rmtree(run, ignore_errors=True)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    local, ray = results["local"], results["ray"]
+    print(f"\n{label}; {args.workers} Ray workers; outputs byte-identical")
+    window = [r.window() / l.window() for l, r in zip(local, ray)]
+    whole = [r.cpu["exit"] / l.cpu["exit"] for l, r in zip(local, ray)]
+    speed = [l.window_wall() / r.window_wall() for l, r in zip(local, ray)]
+    speed_whole = [l.wall["exit"] / r.wall["exit"] for l, r in zip(local, ray)]
+    print(f"CPU, Ray / in process, work window: {fmt(window)} (target <= 1.10)")
+    print(f"CPU, Ray / in process, whole command: {fmt(whole)}")
+    print(f"wall speed-up, work window: {fmt(speed)}; whole command: {fmt(speed_whole)} (target >= 1.8; "
+          f"load average now {os.getloadavg()[0]:.2f})")
+    for side, runs in (("in process", local), ("Ray", ray)):
+        for title, a, b in (("start (to up)", None, "up"), ("work window", "up", "end"), ("stop", "end", "exit")):
+            merged: dict[str, float] = {}
+            for r in runs:
+                part = r.kinds[b] if a is None else r.kinds_between(a, b)
+                for kind, seconds in part.items():
+                    merged[kind] = merged.get(kind, 0.0) + seconds / len(runs)
+            shown = sorted(((k, v) for k, v in merged.items() if v >= 0.005), key=lambda kv: -kv[1])
+            print(f"{side}, {title}: {sum(merged.values()):.2f} CPU s: "
+                  + ", ".join(f"{k} {v:.2f}" for k, v in shown))
+
+
+def fmt(values: list[float]) -> str:
+    return f"median {statistics.median(values):.3f} ({', '.join(f'{v:.3f}' for v in values)})"
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    if argv[:1] == ["child"]:
+        child(json.loads(argv[1]))
+        return
+    if not argv or argv[0].startswith("-"):
+        argv = ["scaling", *argv]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("scaling", help="1 and 2 Ray workers and parallel verify against in process")
+    p.add_argument("--episodes", type=int, default=1000)
+    p.add_argument("--policy", default="fire-aware")
+    p.add_argument("--dir", type=Path, default=None, help="scratch folder (default: a temp folder)")
+    p.add_argument("--repeat", type=int, default=3, help="timings of each verify, best one kept")
+    p = sub.add_parser("cost", help="CPU seconds and wall time of the same work in process and on Ray")
+    p.add_argument("--what", choices=("run", "calibrate"), default="run")
+    p.add_argument("--episodes", type=int, default=2000)
+    p.add_argument("--policy", default="greedy")
+    p.add_argument("--scenarios", type=int, default=60)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--pairs", type=int, default=2, help="back-to-back pairs, the first side alternating")
+    p.add_argument("--dir", type=Path, default=None, help="scratch folder (default: a temp folder)")
+    args = parser.parse_args(argv)
+    {"scaling": scaling, "cost": cost}[args.command](args)
 
 
 if __name__ == "__main__":
