@@ -1,13 +1,15 @@
 """The wire format between the coordinator and episode workers (msgpack, small by design).
 
 A batch of tasks goes out as ``[[index, scenario_id, scenario_hash, seed], ...]``.
-A reply comes back as ``[node_id, seconds, [[index, digest, metrics, record, size], ...]]``
+A reply comes back as ``[node_id, seconds, [[index, digest, metrics, record, usage, size], ...]]``
 where ``digest`` is the 32 raw bytes of the record's SHA-256, ``metrics`` the
 canonical JSON of its metrics, ``record`` the canonical record bytes or nil
 when the worker put the record into the shared store (the usual case: then an
-outcome is a few hundred bytes whatever the episode length), and ``size`` the
-record's length in bytes (so the coordinator never asks the store for it).
-``node_id`` and ``seconds`` serve scheduling and reports only; they never
+outcome is a few hundred bytes whatever the episode length), ``usage``
+the episode's model usage (:meth:`ModelUsage.to_dict`) or nil, and ``size``
+the record's length in bytes (so the coordinator never asks the store for
+it). ``node_id``, ``seconds`` and ``usage`` serve scheduling and accounting
+only; they never
 reach an artifact.
 """
 
@@ -18,8 +20,9 @@ from dataclasses import dataclass
 
 import msgpack
 
+from emberbench.evaluation.outcome import EpisodeOutcome
+from emberbench.policies.served.usage import ModelUsage
 from emberbench.results.manifest import ManifestEntry
-from emberbench.evaluation.runner import EpisodeOutcome
 
 
 def encode_tasks(entries: Sequence[ManifestEntry]) -> bytes:
@@ -50,8 +53,8 @@ class BatchReply:
 
 def encode_reply(node_id: str, seconds: float, outcomes: Sequence[EpisodeOutcome]) -> bytes:
     """Pack a worker's reply."""
-    rows = [[o.index, bytes.fromhex(o.record_digest), o.metrics_bytes, o.record_bytes, o.record_size]
-            for o in outcomes]
+    rows = [[o.index, bytes.fromhex(o.record_digest), o.metrics_bytes, o.record_bytes,
+             None if o.usage is None else o.usage.to_dict(), o.record_size] for o in outcomes]
     return msgpack.packb([node_id, float(seconds), rows], use_bin_type=True)
 
 
@@ -60,7 +63,8 @@ def decode_reply(data: bytes) -> BatchReply:
     node_id, seconds, rows = msgpack.unpackb(data, raw=False)
     outcomes = tuple(
         EpisodeOutcome(index=index, record_digest=bytes(digest).hex(), record_bytes=record,
-                       metrics_bytes=bytes(metrics), record_size=size)
-        for index, digest, metrics, record, size in rows
+                       metrics_bytes=bytes(metrics), usage=None if usage is None else ModelUsage.from_dict(usage),
+                       record_size=size)
+        for index, digest, metrics, record, usage, size in rows
     )
     return BatchReply(node_id=node_id, seconds=seconds, outcomes=outcomes)

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from emberbench.evaluation.drive import ONE_AT_A_TIME, DriveOptions
 from emberbench.results.manifest import EvaluationManifest
 from emberbench.evaluation.runner import Progress, RunSummary, check_before_start, claim_output, run_evaluation
 from emberbench.sim.suite import Suite
@@ -24,6 +25,7 @@ from emberbench.sim.suite import Suite
 from .auth import RayAuthenticator
 from .executor import RayExecutor
 from .reducer import RayMapper
+from .resources import NO_EXTRA, WorkerResources
 from .session import ray_session
 
 
@@ -31,7 +33,8 @@ def run_on_ray(manifest: EvaluationManifest, suite: Suite, policy: str, model_id
                store: Any = None, workers: int | None = None, address: str | None = None,
                runtime_env: dict[str, Any] | None = None, agent_timeout: float | None = None,
                agent_log: str | None = None, resume: bool = True, progress: Progress | None = None, checkpoint_every: int = 0,
-               checkpoint_seconds: float = 60.0) -> RunSummary:
+               checkpoint_seconds: float = 60.0, drive: DriveOptions = ONE_AT_A_TIME,
+               resources: WorkerResources | None = None) -> RunSummary:
     """Run an evaluation with episode workers on Ray (embedded, or the cluster at ``address``).
 
     The output is locked before Ray starts; resume authentication replays on
@@ -41,9 +44,12 @@ def run_on_ray(manifest: EvaluationManifest, suite: Suite, policy: str, model_id
         store: the object store; every worker reopens it from its locator
             (an S3 URL, or a folder mounted at the same path on every node);
             None sends records back to the coordinator instead.
-        workers: episode workers; default: every CPU.
+        workers: episode workers; default: every CPU (fewer when ``resources``
+            allow fewer, see :meth:`~cluster.resources.WorkerResources.fit_workers`).
         agent_log: folder for external agents' stderr logs (the same path on
             every node), or None.
+        drive: how each worker drives the policy (a batch size or a concurrency).
+        resources: GPUs and custom resources of each worker (None: one CPU each, nothing else).
         Other arguments: as :func:`emberbench.evaluation.runner.run_evaluation`.
     """
     # The output is claimed before Ray starts, so a second run on it is refused at once; so is a resume
@@ -51,7 +57,8 @@ def run_on_ray(manifest: EvaluationManifest, suite: Suite, policy: str, model_id
     with claim_output(out) as lock:
         check_before_start(manifest, model_id, out, policy, store=store, resume=resume)
         with ray_executor(suite, policy, store=store, workers=workers, address=address, runtime_env=runtime_env,
-                          agent_timeout=agent_timeout, agent_log=agent_log) as executor:
+                          agent_timeout=agent_timeout, agent_log=agent_log, drive=drive,
+                          resources=resources) as executor:
             return run_evaluation(manifest, suite, policy, model_id, out, resume=resume, executor=executor,
                                   store=store, progress=progress, checkpoint_every=checkpoint_every,
                                   checkpoint_seconds=checkpoint_seconds, policy_spec=policy, output_lock=lock)
@@ -60,7 +67,9 @@ def run_on_ray(manifest: EvaluationManifest, suite: Suite, policy: str, model_id
 @contextlib.contextmanager
 def ray_executor(suite: Suite, policy: str, *, store: Any = None, workers: int | None = None,
                  address: str | None = None, runtime_env: dict[str, Any] | None = None,
-                 agent_timeout: float | None = None, agent_log: str | None = None) -> Iterator[RayExecutor]:
+                 agent_timeout: float | None = None, agent_log: str | None = None,
+                 drive: DriveOptions = ONE_AT_A_TIME,
+                 resources: WorkerResources | None = None) -> Iterator[RayExecutor]:
     """Open a Ray session and its episode workers; close both on exit (arguments as :func:`run_on_ray`).
 
     Given to :func:`emberbench.evaluation.runner.run_evaluation` as ``executor_for``,
@@ -68,8 +77,14 @@ def ray_executor(suite: Suite, policy: str, *, store: Any = None, workers: int |
     """
     with ray_session(address, workers=workers, runtime_env=runtime_env) as info:
         store_root = None if store is None else store.locator
-        with RayExecutor(suite, policy, workers=info.workers, store_root=store_root, store=store,
-                         agent_timeout=agent_timeout, agent_log=agent_log) as executor:
+        resources = resources or NO_EXTRA
+        count = info.workers
+        if resources != NO_EXTRA:
+            import ray
+
+            count = resources.fit_workers(workers, info.workers, ray.cluster_resources())
+        with RayExecutor(suite, policy, workers=count, store_root=store_root, store=store,
+                         agent_timeout=agent_timeout, agent_log=agent_log, drive=drive, resources=resources) as executor:
             yield executor
 
 

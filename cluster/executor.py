@@ -38,11 +38,13 @@ from pathlib import Path
 from typing import Any
 
 from emberbench.errors import ClusterError, EpisodeFailedError
+from emberbench.evaluation.drive import ONE_AT_A_TIME, DriveOptions
 from emberbench.results.manifest import ManifestEntry
 from emberbench.evaluation.runner import EpisodeOutcome
 from emberbench.sim.suite import Suite
 
 from .codec import decode_reply, encode_tasks
+from .resources import NO_EXTRA, WorkerResources
 from .session import import_ray
 from .workers import EpisodeWorker, remote_class
 
@@ -120,13 +122,19 @@ class RayExecutor:
         target_call_seconds: aimed duration of one call.
         max_batch: upper bound on episodes per call.
         stall_seconds: give up when no worker has been alive this long.
+        drive: how each worker drives the policy (a batch size or a
+            concurrency); every call then carries at least that many
+            episodes while there are enough left, so the batch stays full.
+        resources: what each worker actor asks Ray for besides its CPU
+            (GPUs, custom resources; :class:`~cluster.resources.WorkerResources`).
     """
 
     def __init__(self, suite: Suite, policy: str, *, workers: int, store_root: str | Path | None = None,
                  store: Any = None, agent_timeout: float | None = None, agent_log: str | None = None,
                  max_attempts: int = DEFAULT_MAX_ATTEMPTS,
                  max_in_flight: int = DEFAULT_MAX_IN_FLIGHT, target_call_seconds: float = DEFAULT_TARGET_CALL_SECONDS,
-                 max_batch: int = DEFAULT_MAX_BATCH, stall_seconds: float = DEFAULT_STALL_SECONDS) -> None:
+                 max_batch: int = DEFAULT_MAX_BATCH, stall_seconds: float = DEFAULT_STALL_SECONDS,
+                 drive: DriveOptions = ONE_AT_A_TIME, resources: WorkerResources = NO_EXTRA) -> None:
         if not isinstance(policy, str):
             raise ClusterError("the Ray executor needs a policy spec string (policies travel by name)")
         if workers < 1 or max_attempts < 1 or max_in_flight < 1 or max_batch < 1:
@@ -140,6 +148,7 @@ class RayExecutor:
         self.agent_log = agent_log
         self.max_attempts, self.max_in_flight = max_attempts, max_in_flight
         self.target, self.max_batch, self.stall_seconds = target_call_seconds, max_batch, stall_seconds
+        self.drive, self.resources = drive, resources
         self.stats = ExecutorStats()
         self.auth_calls = 0  # worker calls made to authenticate what a run resumes from
         self._slots: list[_Slot] = []
@@ -148,10 +157,14 @@ class RayExecutor:
 
     # -- lifecycle ----------------------------------------------------------
 
+    def actor_options(self) -> dict[str, Any]:
+        """The options every episode worker actor is created with (resources, restarts, placement)."""
+        return {**self.resources.actor_options(), "max_restarts": -1, "max_task_retries": 0,
+                "scheduling_strategy": "SPREAD", "enable_task_events": False}
+
     def _new_actor(self) -> Any:
-        cls = remote_class(EpisodeWorker).options(num_cpus=1, max_restarts=-1, max_task_retries=0,
-                                                  scheduling_strategy="SPREAD", enable_task_events=False)
-        return cls.remote(self.policy, self.store_root, self.agent_timeout, self.agent_log)
+        cls = remote_class(EpisodeWorker).options(**self.actor_options())
+        return cls.remote(self.policy, self.store_root, self.agent_timeout, self.agent_log, self.drive)
 
     def start(self) -> None:
         """Start the workers and wait until each has built its policy factory and opened the store.
@@ -234,11 +247,14 @@ class RayExecutor:
             slot.exclusive = exclusive
             self.stats.calls += 1
 
+        width = self.drive.width
+
         def batch_size() -> int:
             live = max(1, sum(s.up for s in self._slots))
             size = 2 if per_episode is None else round(self.target / max(per_episode, 1e-6))
             share = math.ceil(len(normal) / (live * self.max_in_flight))
-            return max(1, min(size, share, self.max_batch))
+            # A batched or concurrent worker plays ``width`` episodes at once: give it at least that many.
+            return max(1, min(size, share, max(self.max_batch, width)), min(width, len(normal)))
 
         def dispatch() -> None:
             start = next(rotation) % len(self._slots)

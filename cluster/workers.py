@@ -21,7 +21,8 @@ from typing import Any, TypeVar
 from emberbench.errors import EmberError, RecordAuthenticationError, WorkerError
 from emberbench.policies.context import PolicyContext
 from emberbench.policies.spec import FreshPolicies, resolve_policy
-from emberbench.evaluation.runner import EpisodeOutcome, play_to_outcome
+from emberbench.evaluation.drive import ONE_AT_A_TIME, DriveOptions, play_tasks
+from emberbench.evaluation.outcome import EpisodeOutcome
 from emberbench.sim.suite import Suite
 
 from .codec import decode_tasks, encode_reply
@@ -80,6 +81,13 @@ class EpisodeWorker:
             record bytes in the outcome instead.
         agent_timeout: seconds an external (``cmd:``) agent may take per step.
         agent_log: folder for external agents' stderr logs, or None.
+        drive: how each call's episodes are driven (one at a time, a batch
+            size, a concurrency; :mod:`emberbench.evaluation.drive`).
+
+    The factory is resolved once per worker, so whatever it loads when it
+    is built (model weights) is loaded once per worker, not per episode;
+    each episode (or, in the batch form, each call) still gets a new policy
+    from it.
 
     The suite is not a constructor argument: Ray keeps large constructor
     arguments in the object store and frees them once the actor is built, so a
@@ -95,8 +103,9 @@ class EpisodeWorker:
     """
 
     def __init__(self, policy: str, store_root: str | None, agent_timeout: float | None,
-                 agent_log: str | None = None) -> None:
+                 agent_log: str | None = None, drive: DriveOptions = ONE_AT_A_TIME) -> None:
         self.node_id = _node_id()
+        self.drive = drive
         self.suite: Suite | None = None
         self.suite_hash = ""
         self.store = None
@@ -116,7 +125,7 @@ class EpisodeWorker:
 
     @_on_this_node
     def run_batch(self, suite_hash: str, suite_holder: list[Any], tasks: bytes) -> tuple[bytes, BaseException | None]:
-        """Play the encoded episodes in order.
+        """Play the encoded episodes, driven as the worker's ``drive`` says.
 
         Args:
             suite_hash: the suite's hash.
@@ -135,17 +144,23 @@ class EpisodeWorker:
         start = time.perf_counter()
         outcomes: list[EpisodeOutcome] = []
         error: BaseException | None = None
-        for entry in decode_tasks(tasks):
-            try:
-                outcome, record_bytes = play_to_outcome(suite, entry, self.factory)
-            except Exception as exc:  # noqa: BLE001 - any policy failure stops the run, as in process
-                error = _portable(exc)
-                break
-            if self.store is not None:
-                self.store.put(record_bytes, key=outcome.record_digest)
-                outcome = EpisodeOutcome(outcome.index, outcome.record_digest, None, outcome.metrics_bytes,
-                                         record_size=len(record_bytes))
-            outcomes.append(outcome)
+        played = play_tasks(suite, decode_tasks(tasks), self.factory, self.drive)
+        try:
+            while True:
+                try:
+                    outcome, record_bytes = next(played)
+                except StopIteration:
+                    break
+                except Exception as exc:  # noqa: BLE001 - any policy failure stops the run, as in process
+                    error = _portable(exc)
+                    break
+                if self.store is not None:  # a store fault is this node's, not the policy's: not caught here
+                    self.store.put(record_bytes, key=outcome.record_digest)
+                    outcome = EpisodeOutcome(outcome.index, outcome.record_digest, None, outcome.metrics_bytes,
+                                             usage=outcome.usage, record_size=len(record_bytes))
+                outcomes.append(outcome)
+        finally:
+            played.close()  # episodes still in flight (a store fault) are given up and their policies closed
         return encode_reply(self.node_id, time.perf_counter() - start, outcomes), error
 
     def _suite(self, suite_hash: str, suite_holder: list[Any]) -> Suite:

@@ -28,3 +28,10 @@ def make_results(folder: Path, suite, policies=POLICIES) -> dict[str, Path]:  # 
         run_evaluation(manifest, suite, policy, policy, path)
         out[policy] = path
     return out
+
+
+def make_result(folder: Path, suite, policy: str = "greedy", seeds=range(12), model_id: str | None = None) -> Path:  # noqa: ANN001
+    """One result of ``policy`` on :data:`SCENARIOS` under ``seeds`` (36 episodes by default)."""
+    path = folder / f"{model_id or policy}.json"
+    run_evaluation(small_manifest(suite, seeds=tuple(seeds)), suite, policy, model_id or policy, path)
+    return path

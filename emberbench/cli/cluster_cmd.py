@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -41,6 +42,53 @@ ParallelWorkersOption = Annotated[
     typer.Option("--workers", parser=parse_positive, metavar="N",
                  help="Replay (and reduce) on N Ray workers; without it or --address, in process."),
 ]
+def parse_gpus(value: object) -> float:
+    """``--gpus-per-worker``: a number from 0 to 1024, whole above 1 (Ray's rule).
+
+    Raises:
+        typer.BadParameter: anything else.
+    """
+    from emberbench.cluster.resources import WorkerResources
+
+    text = str(value).strip()
+    try:
+        number = float(text) if _NUMBER.fullmatch(text) else math.nan
+        return WorkerResources(gpus=number).gpus
+    except ClusterError as exc:
+        raise typer.BadParameter(f"{text[:40]!r}: {str(exc).removeprefix('--gpus-per-worker ')}") from None
+
+
+def parse_resources(value: object) -> dict[str, float]:
+    """``--resources``: a JSON object of custom resource name to quantity per worker.
+
+    Raises:
+        typer.BadParameter: not such an object, or a name or quantity Ray would refuse.
+    """
+    from emberbench.cluster.resources import WorkerResources
+
+    text = str(value)
+    try:
+        parsed = _small_json_object(text, "--resources")
+        return dict(WorkerResources.from_mapping(0.0, parsed).resources)
+    except ClusterError as exc:
+        raise typer.BadParameter(str(exc).removeprefix("--resources: ")) from None
+
+
+_NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+
+GpusOption = Annotated[
+    Optional[float],  # noqa: UP007
+    typer.Option("--gpus-per-worker", parser=parse_gpus, metavar="G",
+                 help="GPUs each Ray episode worker takes (a fraction shares a device; whole numbers above 1). "
+                      "Means Ray."),
+]
+ResourcesOption = Annotated[
+    Optional[dict],  # noqa: UP007
+    typer.Option("--resources", parser=parse_resources, metavar="JSON",
+                 help="Custom Ray resources each episode worker takes, as JSON, e.g. '{\"model_slot\": 1}'. "
+                      "Means Ray."),
+]
+
 RuntimeEnvOption = Annotated[
     Optional[str],  # noqa: UP007
     typer.Option("--runtime-env", help="Ray runtime_env as JSON, e.g. '{\"py_modules\": [\"./my_policies\"]}'."),
@@ -96,19 +144,22 @@ def parse_runtime_env(text: str | None) -> dict[str, Any] | None:
         ClusterError: the text is over the small-document cap, is not strict
             JSON (too deep, duplicate keys, NaN...) or is not an object.
     """
+    return None if text is None else _small_json_object(text, "--runtime-env")
+
+
+def _small_json_object(text: str, option: str) -> dict[str, Any]:
+    """An option's JSON object, parsed under the input policy's small-document caps (ClusterError otherwise)."""
     from ..errors import CanonicalFormError
     from ..io.input_policy import SMALL_JSON, parse_json
 
-    if text is None:
-        return None
     if len(text) > SMALL_JSON.max_bytes:
-        raise ClusterError(f"--runtime-env is longer than the cap of {SMALL_JSON.max_bytes} characters")
+        raise ClusterError(f"{option} is longer than the cap of {SMALL_JSON.max_bytes} characters")
     try:
-        value = parse_json(text, where="--runtime-env", max_values=SMALL_JSON.max_values)
+        value = parse_json(text, where=option, max_values=SMALL_JSON.max_values)
     except CanonicalFormError as exc:
         raise ClusterError(str(exc)) from None
     if not isinstance(value, dict):
-        raise ClusterError("--runtime-env must be a JSON object")
+        raise ClusterError(f"{option} must be a JSON object")
     return value
 
 

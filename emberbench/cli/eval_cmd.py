@@ -11,6 +11,7 @@ from ..evaluation.executor_choice import ExecutorKind
 from ._common import _is_store_error, user_errors
 from .args import (
     ForceOption,
+    integer_in,
     parse_agent_timeout,
     parse_checkpoint_seconds,
     distinct_seeds,
@@ -23,7 +24,9 @@ from .args import (
 )
 from .cluster_cmd import (
     AddressOption,
+    GpusOption,
     ParallelWorkersOption,
+    ResourcesOption,
     RuntimeEnvOption,
     WorkersOption,
 )
@@ -31,6 +34,9 @@ from .episode_cmd import AgentLogOption, agent_log_dir
 from .keys_cmd import KeyringOption, SigningKeyOption, keyring_from, signing_key_from
 from .store_cmd import StoreOption
 from .suite_cmd import SuiteOption
+
+parse_width = integer_in(1, "emberbench.evaluation.drive:MAX_WIDTH")
+"""Episodes a worker plays at once (--batch-size, --concurrency): in [1, 4096]."""
 
 
 def register(app: typer.Typer) -> None:
@@ -117,6 +123,16 @@ def run(
     runtime_env: RuntimeEnvOption = None,
     suite: SuiteOption = None,
     signing_key: SigningKeyOption = None,
+    batch_size: Annotated[Optional[int], typer.Option(
+        "--batch-size", parser=parse_width, metavar="B",
+        help="Drive the policy's batch form: B episodes per worker in lockstep, one policy call per step for "
+             "all of them, in [1, 4096]. Same records as without it.")] = None,  # noqa: UP007
+    concurrency: Annotated[int, typer.Option(
+        "--concurrency", parser=parse_width, metavar="N",
+        help="Episodes in flight at once per worker, for policies that wait (served models, cmd: agents, "
+             "async policies), in [1, 4096]. Same records as without it.")] = 1,
+    gpus_per_worker: GpusOption = None,
+    resources: ResourcesOption = None,
 ) -> None:
     """Run a policy on every episode of a manifest and write its result artifact.
 
@@ -134,6 +150,7 @@ def run(
     from .progress import progress_bar
     from .store_cmd import resolve_store_dir
 
+    drive = _drive(batch_size, concurrency)
     signer = _signer(signing_key, no_store)
     s = load_suite(suite)
     m = load_manifest(manifest, s)
@@ -146,6 +163,13 @@ def run(
     # A bad spec fails here. The store goes to policies that keep content in it (a served model's cache).
     factory = resolve_policy(policy, agent_timeout=agent_timeout, agent_log=log_dir,
                              context=PolicyContext(store=store))
+    if drive.batch_size is not None:
+        from ..policies.forms import batch_factory_of
+
+        if batch_factory_of(factory) is None:
+            raise typer.BadParameter(f"policy {policy!r} has no batch form (its factory declares no batch_factory, "
+                                     "docs/model-interface.md); drop --batch-size, or use --concurrency for a "
+                                     "policy that waits", param_hint="--batch-size")
     code = None
     if signer is not None:  # digested before the run: the code that runs, and a failure costs nothing
         from ..provenance import policy_code_digest
@@ -154,17 +178,22 @@ def run(
     env = parse_runtime_env(runtime_env)
     common = {"resume": not no_resume, "store": store, "checkpoint_every": checkpoint_every,
               "checkpoint_seconds": checkpoint_seconds}
-    asked = _cluster_option(address, workers, env)
+    asked = _cluster_option(address, workers, env, gpus_per_worker, resources)
+    if executor is ExecutorKind.LOCAL and (gpus_per_worker or resources):
+        raise typer.BadParameter("worker resources are for Ray workers; drop --executor local",
+                                 param_hint="--gpus-per-worker" if gpus_per_worker else "--resources")
+    extra = _worker_resources(gpus_per_worker, resources)
     chosen: list[Any] = []
     try:
         with progress_bar(f"run {model_id}") as bar:
             if executor is None and asked is None:  # by the work: decided once resume has counted what is left
-                opener = _by_the_work(s, policy, factory, store, agent_timeout, log_dir, bar, chosen)
+                opener = _by_the_work(s, policy, factory, store, agent_timeout, log_dir, bar, chosen, drive)
                 summary = run_evaluation(m, s, factory, model_id, out, progress=bar, policy_spec=policy,
                                          executor_for=opener, **common)
             elif (choice := choose_executor(0, requested=executor, cluster_asked=asked)).kind is ExecutorKind.LOCAL:
                 chosen.append(choice)
-                summary = run_evaluation(m, s, factory, model_id, out, progress=bar, policy_spec=policy, **common)
+                summary = run_evaluation(m, s, factory, model_id, out, progress=bar, policy_spec=policy, drive=drive,
+                                         **common)
             else:
                 from emberbench.cluster import run_on_ray
 
@@ -172,7 +201,7 @@ def run(
                 bar.status("starting Ray…")
                 summary = run_on_ray(m, s, policy, model_id, out, workers=workers, address=resolve_address(address),
                                      runtime_env=env, agent_timeout=agent_timeout,
-                                     agent_log=log_dir, progress=bar, **common)
+                                     agent_log=log_dir, progress=bar, drive=drive, resources=extra, **common)
     except (EmberError, OSError):
         raise
     except Exception as exc:
@@ -190,6 +219,8 @@ def run(
         ) from None
     typer.echo(summary.describe())
     typer.echo(chosen[0].describe())
+    if summary.usage is not None:
+        typer.echo(f"model usage of the episodes played now: {summary.usage.describe()}")
     if signer is not None:
         _attest_run(store, m, model_id, signer, code, chosen, resolve_address(address))
 
@@ -242,19 +273,41 @@ def _attest_run(store: Any, manifest: Any, model_id: str, signer: Any, code: Any
     typer.echo(f"attestation: {made.key} signed by key {signer.keyid[:16]} (attestations/{run})")
 
 
-def _cluster_option(address: str | None, workers: int | None, runtime_env: Any) -> str | None:
-    """The first option that asks for Ray (``--address``, ``$RAY_ADDRESS``, ``--workers``, ``--runtime-env``)."""
+def _cluster_option(address: str | None, workers: int | None, runtime_env: Any, gpus: float | None = None,
+                    resources: dict[str, float] | None = None) -> str | None:
+    """The first option that asks for Ray (``--address``, ``$RAY_ADDRESS``, ``--workers``, ``--runtime-env``,
+    ``--gpus-per-worker``, ``--resources``)."""
     import os
 
     from .cluster_cmd import ADDRESS_ENV_VAR
 
     given = (("--address", address), (f"${ADDRESS_ENV_VAR}", os.environ.get(ADDRESS_ENV_VAR)),
-             ("--workers", workers), ("--runtime-env", runtime_env))
+             ("--workers", workers), ("--runtime-env", runtime_env), ("--gpus-per-worker", gpus),
+             ("--resources", resources))
     return next((name for name, value in given if value), None)
 
 
+def _drive(batch_size: int | None, concurrency: int) -> Any:
+    """The run's driver options; both a batch size and a concurrency above 1 is a usage error."""
+    from ..evaluation.drive import DriveOptions
+
+    if batch_size is not None and concurrency > 1:
+        raise typer.BadParameter("--batch-size drives a policy's batch form and --concurrency its per-episode "
+                                 "form: give one of them", param_hint="--concurrency")
+    return DriveOptions(batch_size=batch_size, concurrency=concurrency)
+
+
+def _worker_resources(gpus: float | None, resources: dict[str, float] | None) -> Any:
+    """The Ray workers' resources (None when neither option is given: Ray is not imported for them)."""
+    if not gpus and not resources:
+        return None
+    from emberbench.cluster.resources import WorkerResources
+
+    return WorkerResources.from_mapping(gpus or 0.0, resources)
+
+
 def _by_the_work(suite: Any, policy: str, factory: Any, store: Any, agent_timeout: float, log_dir: str | None,
-                 bar: Any, chosen: list[Any]) -> Any:
+                 bar: Any, chosen: list[Any], drive: Any) -> Any:
     """The runner's ``executor_for`` without --executor: choose by the episodes left, note it, open it."""
     import contextlib
 
@@ -265,11 +318,11 @@ def _by_the_work(suite: Any, policy: str, factory: Any, store: Any, agent_timeou
         choice = choose_executor(pending)
         chosen.append(choice)
         if choice.kind is ExecutorKind.LOCAL:
-            return contextlib.nullcontext(InProcessExecutor(suite, factory, store=store, spec=policy))
+            return contextlib.nullcontext(InProcessExecutor(suite, factory, store=store, spec=policy, drive=drive))
         bar.status("starting Ray…")
         from emberbench.cluster import ray_executor
 
-        return ray_executor(suite, policy, store=store, agent_timeout=agent_timeout, agent_log=log_dir)
+        return ray_executor(suite, policy, store=store, agent_timeout=agent_timeout, agent_log=log_dir, drive=drive)
 
     return open_executor
 

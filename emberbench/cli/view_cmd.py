@@ -25,7 +25,7 @@ def view(
     episode: Annotated[Optional[int], typer.Option("--episode", parser=parse_count, metavar="INDEX", help="Manifest index of the episode to open (results).")] = None,
     scenario: Annotated[Optional[str], typer.Option("--scenario", help="Open the episode of this scenario (with --seed).")] = None,
     seed: Annotated[Optional[int], typer.Option("--seed", parser=parse_seed, metavar="SEED", help="Open the episode with this seed, in [0, 2**64 - 1] (with --scenario).")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", parser=parse_output_file, metavar="FILE", help="HTML page to write (default: PATH with .view.html).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", parser=parse_output_file, metavar="FILE", help="HTML page to write (default: beside PATH, NAME.view.html, or NAME.episode-N.view.html for --episode N).")] = None,
     force: ForceOption = False,
     open_page: Annotated[bool, typer.Option("--open", help="Open the page in the default browser.")] = False,
     embed: Annotated[int, typer.Option("--embed", parser=parse_embed, metavar="N", help="Most episodes of a result to embed in the page, in [1, 1000].")] = 48,
@@ -41,8 +41,8 @@ def view(
     if terminal:
         play_in_terminal(view_frames(path, load_suite(suite), wanted=wanted), fps=fps)
         return
-    target = claim_output_file(out if out is not None else default_page_path(path), force=force)
-    page = view_page(path, load_suite(suite), wanted=wanted, embed=embed)
+    target = claim_output_file(out if out is not None else default_page_path(path, wanted), force=force)
+    page = view_page(path, load_suite(suite), wanted=wanted, embed=embed, page_path=target)
     from ..io.atomic import atomic_write_bytes
 
     atomic_write_bytes(target, page)

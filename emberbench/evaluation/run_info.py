@@ -35,6 +35,7 @@ from typing import Any
 from ..io.canonical import canonical_bytes, is_sha256_hex
 from ..errors import RunInfoError
 from ..io.versions import RUN_HEADER_VERSION, RUN_INFO_VERSION
+from ..policies.served.usage import ModelUsage
 
 STATES = ("running", "complete", "failed", "interrupted")
 VERDICTS = ("ok", "partial", "failed")
@@ -44,6 +45,8 @@ MAX_TEXT = 4096
 _TIME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 _RUN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 HEADER_KEYS = frozenset({"run_header", "policy", "emberbench_version", "started"})
+RUN_INFO_READABLE = ("1.0", RUN_INFO_VERSION)
+"""Run-info versions a reader accepts: 1.0 (before execution accounting, no ``model_usage``) and the one written."""
 
 
 def utc_now() -> str:
@@ -148,11 +151,13 @@ class Verification:
         return {"at": self.at, "by": self.by, "verdict": self.verdict, "detail": self.detail}
 
 
-INFO_KEYS = frozenset({
+INFO_KEYS_1_0 = frozenset({
     "run_info_version", "run", "model_id", "policy", "manifest_hash", "suite_id", "suite_version", "suite_hash",
     "emberbench_version", "python_version", "ray_version", "host", "user", "started", "ended", "episodes_done",
     "episodes_scheduled", "state", "result", "verification",
 })
+INFO_KEYS = INFO_KEYS_1_0 | {"model_usage"}
+"""The keys of the version written (:data:`RUN_INFO_VERSION`); version 1.0 has :data:`INFO_KEYS_1_0`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +178,11 @@ class RunInfo:
         state: ``running``, ``complete``, ``failed`` or ``interrupted``.
         result: the store key of the complete result artifact, once there is one.
         verification: the last verification, if any.
+        model_usage: execution accounting (since 1.1): what the policies of
+            every start of the run reported they cost
+            (:class:`~emberbench.policies.served.usage.ModelUsage`: a served
+            model's requests, cache hits, tokens, time), summed; None when
+            no policy reported any (and in a 1.0 run-info).
     """
 
     run: str
@@ -194,6 +204,7 @@ class RunInfo:
     state: str
     result: str | None = None
     verification: Verification | None = None
+    model_usage: ModelUsage | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.run, str) or _RUN_RE.fullmatch(self.run) is None:
@@ -225,18 +236,22 @@ class RunInfo:
             _digest(self.result, "result")
         if self.verification is not None and not isinstance(self.verification, Verification):
             raise RunInfoError("verification must be a Verification or None")
+        if self.model_usage is not None and not isinstance(self.model_usage, ModelUsage):
+            raise RunInfoError("model_usage must be a ModelUsage or None")
 
     def replace(self, **changes: Any) -> RunInfo:
         """A copy with ``changes`` applied (validated again)."""
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object (``run_info_version`` included)."""
+        """The JSON object of the version written (``run_info_version`` included)."""
         out: dict[str, Any] = {"run_info_version": RUN_INFO_VERSION}
         for field in dataclasses.fields(self):
             out[field.name] = getattr(self, field.name)
         if self.verification is not None:
             out["verification"] = self.verification.to_dict()
+        if self.model_usage is not None:
+            out["model_usage"] = self.model_usage.to_dict()
         return out
 
     def to_bytes(self) -> bytes:
@@ -245,21 +260,27 @@ class RunInfo:
 
     @classmethod
     def from_dict(cls, data: Any, *, where: str = "run-info") -> RunInfo:
-        """Validate and build a run-info; refuses unknown versions and unknown or missing keys.
+        """Validate and build a run-info of a readable version (1.0 or 1.1); refuses unknown or missing keys.
 
         Raises:
             RunInfoError: naming ``where`` and the first problem.
         """
-        if isinstance(data, dict) and data.get("run_info_version") != RUN_INFO_VERSION:
-            raise RunInfoError(f"{where}: run_info_version {data.get('run_info_version')!r} is not supported "
-                               f"(this code reads {RUN_INFO_VERSION!r})")
+        version = data.get("run_info_version") if isinstance(data, dict) else None
+        if isinstance(data, dict) and version not in RUN_INFO_READABLE:
+            readable = " and ".join(repr(v) for v in RUN_INFO_READABLE)
+            raise RunInfoError(f"{where}: run_info_version {version!r} is not supported (this code reads {readable})")
         try:
-            data = _exact_keys(data, INFO_KEYS, where)
+            data = _exact_keys(data, INFO_KEYS_1_0 if version == "1.0" else INFO_KEYS, where)
             fields = {k: v for k, v in data.items() if k != "run_info_version"}
             check = fields["verification"]
             if check is not None:
                 check = _exact_keys(check, frozenset({"at", "by", "verdict", "detail"}), "verification")
                 fields["verification"] = Verification(**check)
+            if fields.get("model_usage") is not None:
+                try:
+                    fields["model_usage"] = ModelUsage.from_dict(fields["model_usage"])
+                except ValueError as exc:
+                    raise RunInfoError(f"model_usage: {exc}") from None
             return cls(**fields)
         except RunInfoError as exc:
             message = str(exc)
@@ -387,6 +408,24 @@ def read_run_info(store: Any, run: str) -> RunInfo | None:
     return _parse_stored(store, key, f"ref {ref}")
 
 
+def run_accounting(store: Any, manifest_hash: str, model_id: str, result_digest: str) -> ModelUsage | None:
+    """The execution accounting of the run that wrote a result, from its run-info in ``store``.
+
+    None when the store has no readable run-info for (manifest, model id),
+    when that run-info's result is another artifact (a later run, or none
+    yet), or when its policies reported no usage.
+    """
+    from emberbench.store import StoreError, journal_name
+
+    try:
+        info = read_run_info(store, journal_name(manifest_hash, model_id))
+    except (RunInfoError, StoreError):
+        return None
+    if info is None or info.result != result_digest:
+        return None
+    return info.model_usage
+
+
 __all__ = [
     "STATES",
     "JournalHeader",
@@ -395,6 +434,7 @@ __all__ = [
     "is_header_entry",
     "read_run_info",
     "record_verification",
+    "run_accounting",
     "run_info_ref",
     "software_versions",
     "this_host",

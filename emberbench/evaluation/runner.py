@@ -26,14 +26,16 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..io.atomic import atomic_write_bytes
-from ..io.canonical import canonical_bytes, sha256_hex
-from ..records.episode import play_episode
+from ..io.canonical import sha256_hex
 from ..errors import ResultError
 from ..results.manifest import EvaluationManifest, ManifestEntry, check_manifest
+from .drive import ONE_AT_A_TIME, DriveOptions, play_tasks
+from .outcome import EpisodeOutcome
 from .output import check_resumable, output_exists
 from .output_lock import OutputLock
 from .run_sidecar import output_sidecar
-from ..policies.spec import FreshPolicies, PolicyFactory, closing, policy_spec_of, resolve_policy
+from ..policies.context import PolicyContext
+from ..policies.spec import FreshPolicies, PolicyFactory, policy_spec_of, resolve_policy
 from .record_puts import PUT_THREADS, record_putter
 from ..results.artifact import Authenticator, artifact_chunks, authenticate_all, episode_chunk
 from ..results.header import validate_model_id
@@ -44,34 +46,6 @@ ExecutorFor = Callable[[int], AbstractContextManager["Executor"]]
 """Given the number of episodes left to play, open the executor that plays them (see ``executor_for``)."""
 
 
-@dataclass(frozen=True, slots=True)
-class EpisodeOutcome:
-    """A finished episode as an executor reports it.
-
-    Attributes:
-        index: the manifest index.
-        record_digest: SHA-256 of the record's canonical JSON.
-        record_bytes: the record's canonical JSON, or None when the executor
-            put it into the store (then the store holds it under the digest).
-        metrics_bytes: canonical JSON of the episode metrics.
-        stored_record: the record's bytes when this process already put them
-            into the store (``record_bytes`` is then None); the store sink
-            keeps a local copy to assemble the artifact without reading
-            them back.
-        record_size: the record's length when another process put it into
-            the store and the executor vouches that the coordinator's store
-            holds it (the Ray executor checks one record per node), so the
-            sink need not ask the store; None otherwise.
-    """
-
-    index: int
-    record_digest: str
-    record_bytes: bytes | None
-    metrics_bytes: bytes
-    stored_record: bytes | None = None
-    record_size: int | None = None
-
-
 class Executor(Protocol):
     """Where episodes run. ``run`` yields one outcome per task, in any order."""
 
@@ -80,39 +54,41 @@ class Executor(Protocol):
 
 def play_to_outcome(suite: Suite, entry: ManifestEntry, factory: PolicyFactory) -> tuple[EpisodeOutcome, bytes]:
     """Play one scheduled episode with a fresh policy; return its outcome and record bytes."""
-    scenario = suite.resolve(entry.scenario_id, entry.scenario_hash)
-    with closing(factory()) as policy:
-        record, metrics = play_episode(scenario, entry.seed, policy)
-    record_bytes = record.canonical_bytes()
-    outcome = EpisodeOutcome(
-        index=entry.index, record_digest=sha256_hex(record_bytes), record_bytes=record_bytes,
-        metrics_bytes=canonical_bytes(metrics.to_dict()),
-    )
-    return outcome, record_bytes
+    (played,) = list(play_tasks(suite, [entry], factory))
+    return played
 
 
 class InProcessExecutor:
-    """Runs episodes one after another in this process, in the order given.
+    """Runs episodes in this process, in the order given (one at a time, batched or concurrently).
 
     Args:
         suite: resolves scenarios.
         policy: a policy spec string or a factory (called with no arguments
-            once per episode; an object it returned before is refused).
+            once per episode, or its batch form once per batch; an object it
+            returned before is refused).
         store: optional object store; when given, each record is put there
-            and the outcome carries only its digest.
+            and the outcome carries only its digest. A spec string is
+            resolved with it (``PolicyContext(store=store)``: a served
+            model's response cache).
         spec: names the policy in messages (default: derived from ``policy``).
+        drive: how the policy is driven (:class:`~emberbench.evaluation.drive.DriveOptions`:
+            a batch size or a concurrency); the records never depend on it.
     """
 
     def __init__(self, suite: Suite, policy: str | PolicyFactory, *, store: Any = None,
-                 agent_timeout: float | None = None, spec: str | None = None) -> None:
+                 agent_timeout: float | None = None, spec: str | None = None,
+                 drive: DriveOptions = ONE_AT_A_TIME) -> None:
         self.suite = suite
-        kwargs = {} if agent_timeout is None else {"agent_timeout": agent_timeout}
+        kwargs: dict[str, Any] = {"context": PolicyContext(store=store)}
+        if agent_timeout is not None:
+            kwargs["agent_timeout"] = agent_timeout
         factory = resolve_policy(policy, **kwargs) if isinstance(policy, str) else policy
         self.factory = FreshPolicies(factory, spec or policy_spec_of(policy))
         self.store = store
+        self.drive = drive
 
     def run(self, tasks: Sequence[ManifestEntry]) -> Iterator[EpisodeOutcome]:
-        played = (play_to_outcome(self.suite, entry, self.factory) for entry in tasks)
+        played = play_tasks(self.suite, tasks, self.factory, self.drive)
         if self.store is None:
             for outcome, _ in played:
                 yield outcome
@@ -164,7 +140,8 @@ def stored_behind(store: Any, played: Iterator[tuple[EpisodeOutcome, bytes]],
             outcome, ticket, record = pending.popleft()
             puts.result(ticket)
             in_flight -= len(record)
-            return EpisodeOutcome(outcome.index, outcome.record_digest, None, outcome.metrics_bytes, record)
+            return EpisodeOutcome(outcome.index, outcome.record_digest, None, outcome.metrics_bytes, record,
+                                  outcome.usage)
 
         while True:
             try:
@@ -198,6 +175,9 @@ class RunSummary:
         from_journal: episodes taken from the store's run journal (read back and replayed).
         regenerated: journaled episodes played again because the store had lost their record.
         journal_started: when the run's journal was started (None without a store).
+        usage: what the policies of the episodes played now reported they cost
+            (:class:`~emberbench.policies.served.usage.ModelUsage`, summed), or
+            None when none reported any. Execution accounting, never in the artifact.
     """
 
     output: Path
@@ -210,6 +190,7 @@ class RunSummary:
     from_journal: int = 0
     regenerated: int = 0
     journal_started: str | None = None
+    usage: Any = None
 
     def describe(self) -> str:
         """The one-line summary the CLI prints."""
@@ -239,6 +220,7 @@ def run_evaluation(
     policy_spec: str | None = None,
     output_lock: OutputLock | None = None,
     executor_for: ExecutorFor | None = None,
+    drive: DriveOptions = ONE_AT_A_TIME,
 ) -> RunSummary:
     """Run every scheduled episode that the output lacks, holding the output for the whole run.
 
@@ -270,6 +252,9 @@ def run_evaluation(
             or little left need not start Ray
             (:func:`emberbench.evaluation.executor_choice.choose_executor`). Resumed
             work is then authenticated in this process.
+        drive: how the default in-process executor drives the policy (a batch
+            size or a concurrency, :class:`~emberbench.evaluation.drive.DriveOptions`);
+            an executor given or opened is built with its own.
 
     Returns:
         A :class:`RunSummary`.
@@ -292,7 +277,7 @@ def run_evaluation(
     lock = claim_output(out) if output_lock is None else output_lock
     try:
         if executor is None and executor_for is None:
-            executor = InProcessExecutor(suite, policy, store=store, spec=spec)
+            executor = InProcessExecutor(suite, policy, store=store, spec=spec, drive=drive)
         return _run(manifest, suite, model_id, out, executor, store, resume=resume, spec=spec, progress=progress,
                     every=checkpoint_every, seconds=checkpoint_seconds, executor_for=executor_for)
     finally:
@@ -337,6 +322,7 @@ def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, e
     resumed = sink.count
     pending = [e for e in manifest.episodes if not sink.has(e.index)]
     added = 0
+    usage: Any = None
     error: BaseException | None = None
     try:
         opened = executor_for(len(pending)) if executor_for is not None else contextlib.nullcontext(executor)
@@ -348,6 +334,8 @@ def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, e
                     continue  # a retried episode finished twice: idempotent, keep the first
                 sink.add(outcome)
                 added += 1
+                if outcome.usage is not None:  # execution accounting: summed here, never part of a record
+                    usage = outcome.usage if usage is None else usage + outcome.usage
                 if progress:
                     progress(resumed + added, total)
     except BaseException as exc:
@@ -360,7 +348,7 @@ def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, e
     return RunSummary(output=out, scheduled=total, completed=sink.count, ran=added - regenerated, resumed=resumed,
                       result_digest=sink.digest, from_artifact=getattr(sink, "from_artifact", resumed),
                       from_journal=getattr(sink, "from_journal", 0), regenerated=regenerated,
-                      journal_started=None if header is None else header.started)
+                      journal_started=None if header is None else header.started, usage=usage)
 
 
 class _Sink(Protocol):

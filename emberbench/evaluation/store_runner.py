@@ -180,6 +180,7 @@ class StoreSink:
             if imported:
                 self.journal.append_many(imported)
             self.from_journal = verify_journaled(self, verifier, journaled)
+            self.usage = self._usage_before()
             self.info = self._new_info()
             write_run_info(store, self.info)
         except BaseException:
@@ -252,7 +253,21 @@ class StoreSink:
             suite_version=m.suite_version, suite_hash=m.suite_hash, **software_versions(), host=this_host(),
             user=this_user(), started=self.header.started, ended=None, episodes_done=self.count,
             episodes_scheduled=len(m.episodes), state="running", result=self._finished_result(),
+            model_usage=self.usage,
         )
+
+    def _usage_before(self) -> Any:
+        """The execution accounting earlier starts of this run recorded (None if none, or unreadable)."""
+        from emberbench.store import StoreError
+
+        from ..errors import RunInfoError
+        from .run_info import read_run_info
+
+        try:
+            before = read_run_info(self.store, self.name)
+        except (RunInfoError, StoreError):
+            return None
+        return None if before is None else before.model_usage
 
     def _finished_result(self) -> str | None:
         finish = self.journal.state().finish
@@ -297,6 +312,8 @@ class StoreSink:
     def add(self, outcome: Any) -> None:
         """Take a finished episode from the executor: store, journal (or check against the journal), checkpoint."""
         index, digest = outcome.index, outcome.record_digest
+        if outcome.usage is not None:  # execution accounting: into the run-info, never into the journal
+            self.usage = outcome.usage if self.usage is None else self.usage + outcome.usage
         expected = self.expected_digest(index)
         if expected is not None and digest != expected:
             raise RunIntegrityError(
@@ -348,7 +365,7 @@ class StoreSink:
             return
         self._last = time.monotonic()
         self.flush_journal()
-        write_run_info(self.store, self.info.replace(episodes_done=self.count))
+        write_run_info(self.store, self.info.replace(episodes_done=self.count, model_usage=self.usage))
         size = self._artifact_size()
         projected = size + (len(self.manifest.episodes) - self.count) * (size / max(1, self.count))
         if self._spent + size <= CHECKPOINT_BUDGET * projected:
@@ -419,7 +436,8 @@ class StoreSink:
                 state = "complete"
             else:
                 state = "interrupted" if isinstance(error, (KeyboardInterrupt, SystemExit)) else "failed"
-            self.info = self.info.replace(state=state, ended=utc_now(), episodes_done=self.count, result=result)
+            self.info = self.info.replace(state=state, ended=utc_now(), episodes_done=self.count, result=result,
+                                          model_usage=self.usage)
             write_run_info(self.store, self.info)
         finally:
             self.spool.close()

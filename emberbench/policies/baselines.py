@@ -2,7 +2,9 @@
 
 Each class is a policy *factory*: calling it with no arguments returns a fresh
 policy, which is a callable taking one :class:`Observation` and returning an
-action (a dict of person id to move). They read only the observation.
+action (a dict of person id to move). They read only the observation. Each
+also declares a batch form (``batch_factory``, :mod:`.forms`), so they run
+with ``--batch-size`` too.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from ..sim.actions import MOVES
 from ..sim.grid import bfs_distance
 from ..sim.observation import Observation
 from ..sim.rng import SplitMix64
+from .forms import SlotPolicies
 
 _UNREACHABLE = np.iinfo(np.int32).max
 
@@ -53,14 +56,27 @@ def _action(obs: Observation, codes: np.ndarray) -> dict[str, str]:
     return dict(zip((p.id for p in obs.people), map(MOVES.__getitem__, codes.tolist())))
 
 
-class StayPolicy:
+class _BothForms:
+    """Declares the batch form of a baseline: one fresh instance per slot (:class:`~.forms.SlotPolicies`).
+
+    The baselines' work is per episode (a route map of the episode's grid),
+    so their batch form gives exactly the records of their per-episode form.
+    """
+
+    @classmethod
+    def batch_factory(cls) -> SlotPolicies:
+        """A new batch policy of this baseline (``--batch-size``)."""
+        return SlotPolicies(cls)
+
+
+class StayPolicy(_BothForms):
     """Everybody stays where they are (a lower bound that evacuates nobody)."""
 
     def __call__(self, obs: Observation) -> dict[str, str]:
         return {p.id: "stay" for p in obs.people}
 
 
-class GreedyPolicy:
+class GreedyPolicy(_BothForms):
     """Static shortest path to the nearest exit; ignores fire and other people."""
 
     def __init__(self) -> None:
@@ -75,7 +91,7 @@ class GreedyPolicy:
         return _action(obs, self._moves[self._map.cells(obs)])
 
 
-class FireAwarePolicy:
+class FireAwarePolicy(_BothForms):
     """Shortest path that avoids burning cells and cells next to fire.
 
     Each person heads for the nearest non-burning exit reachable without
@@ -120,7 +136,7 @@ class FireAwarePolicy:
         return np.where(safe != 0, safe, risky)
 
 
-class RandomPolicy:
+class RandomPolicy(_BothForms):
     """Uniform random moves from a fixed internal generator (never the episode seed)."""
 
     SEED = 0x5EED_F1E1_D0_0D

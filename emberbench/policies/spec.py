@@ -199,13 +199,36 @@ class FreshPolicies:
         self.calls += 1
         if is_stateless_function(policy):
             return policy  # nothing of one episode can stay in it for the next
+        return self._new(policy, "factory")
+
+    @property
+    def batch_factory(self) -> Callable[[], Any] | None:
+        """The batch form of the underlying factory, held to the same rule (None if it declares none).
+
+        Raises:
+            PolicyError: the factory's ``batch_factory`` is not callable.
+        """
+        from .forms import batch_factory_of
+
+        return None if batch_factory_of(self.factory) is None else self._batch
+
+    def _batch(self) -> Any:
+        """A new batch policy: refused when the batch factory hands out an object it handed out before."""
+        from .forms import batch_factory_of, check_batch_policy
+
+        make = batch_factory_of(self.factory)
+        assert make is not None
+        self.calls += 1
+        return self._new(check_batch_policy(make(), f"policy {self.spec!r}"), "batch factory")
+
+    def _new(self, policy: Any, what: str) -> Any:
         key = id(policy)
         known = self._alive.get(key)
         # Identity, never equality: two equal but distinct policies are two policies.
         again = (known is not None and known() is policy) or (self._last is not None and self._last is policy)
         if again:
             raise PolicyError(
-                f"policy {self.spec!r}: the factory returned an object it had already returned in this run "
+                f"policy {self.spec!r}: the {what} returned an object it had already returned in this run "
                 f"(call {self.calls}); a factory must build a new policy for every episode (only a plain "
                 "function without closure, attributes or mutable defaults may be returned again)"
             )

@@ -63,6 +63,25 @@ def play_episode(scenario: Scenario, seed: int, policy: Policy) -> tuple[RunReco
     return record_from_outcome(scenario, seed, outcome), metrics_from_outcome(scenario, outcome)
 
 
+async def play_episode_async(scenario: Scenario, seed: int, policy: Callable[[Observation], Any],
+                             ) -> tuple[RunRecord, EpisodeMetrics]:
+    """:func:`play_episode` for an asynchronous policy: ``await policy(observation)`` at every step.
+
+    The record is the one :func:`play_episode` would give for the same
+    answers; only how the runner waits for them differs.
+
+    Raises:
+        InvalidActionError, Exception: as :func:`play_episode`.
+    """
+    sim = Simulation(scenario, seed)
+    while not sim.done:
+        action = await policy(sim.observation())
+        codes = encode_action(action, sim.inside_ids(), sim.t)
+        sim.step(np.asarray(codes, dtype=np.int64))
+    outcome = sim.outcome()
+    return record_from_outcome(scenario, seed, outcome), metrics_from_outcome(scenario, outcome)
+
+
 def run_episode(scenario: Scenario, seed: int, policy: Policy) -> RunRecord:
     """Play one episode of ``scenario`` under ``seed`` with ``policy``; return its record."""
     return play_episode(scenario, seed, policy)[0]

@@ -353,6 +353,8 @@ def describe(details: RunDetails) -> list[str]:
                       "emberbench_version", "python_version", "ray_version", "result"):
             value = getattr(info, field)
             lines.append(f"{field}: {'-' if value is None else value}")
+        if info.model_usage is not None:
+            lines.append(f"model usage: {info.model_usage.describe()}")
         check = info.verification
         lines.append("verification: never" if check is None else
                      f"verification: {check.verdict} at {check.at} by {check.by}"

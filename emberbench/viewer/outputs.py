@@ -4,13 +4,15 @@ Every file goes through the output policy (:func:`emberbench.io.atomic.atomic_wr
 On top of it:
 
 * a single output file that exists is refused unless ``force`` is given;
-* a report folder may be created, may be empty, or may hold a previous
-  report (its ``report-files.json`` lists every file it wrote, and the folder
-  holds nothing else); anything else is refused unless ``force`` is given.
-  Files of a previous report that the new one does not write again are
-  removed, so a folder never mixes two reports;
-* a report is built in a staging folder and moved into place only when it
-  is complete, so a report that fails leaves nothing behind.
+* a report folder follows the same rule: a new or empty folder is used, a
+  folder holding anything (a previous report included) is refused unless
+  ``force`` is given, so a rerun never silently replaces a report;
+* a report is built in a staging folder beside the target and renamed into
+  place only when it is complete, so a report that fails leaves nothing
+  behind. With ``force``, a folder that holds exactly a previous report
+  (its ``report-files.json`` lists every file in it) is swapped for the new
+  one whole; a folder that also holds other files keeps them, and only the
+  report's files are replaced.
 """
 
 from __future__ import annotations
@@ -60,15 +62,6 @@ def _previous_report_files(folder: Path) -> list[str] | None:
     return list(data["files"])
 
 
-def _contents(folder: Path) -> set[str]:
-    """Every file below ``folder``, as POSIX paths relative to it (folders themselves left out)."""
-    out = set()
-    for root, _dirs, files in os.walk(folder):
-        for name in files:
-            out.add(Path(root, name).relative_to(folder).as_posix())
-    return out
-
-
 def _dir_mode() -> int:
     """Permission bits a plain ``mkdir`` would give (0777 minus the umask)."""
     mask = os.umask(0)
@@ -82,25 +75,34 @@ STAGING = ".staging-"
 
 
 class ReportFolder:
-    """A report folder, built in a staging folder and moved into place only at the end.
+    """A report folder, built in a staging folder and renamed into place only at the end.
 
-    The constructor only checks the target. Every file is written (atomically)
-    into a hidden staging folder: beside the target when the target does not
-    exist yet, inside it when it does. :meth:`finish` then moves the report
-    into place: a new folder is the staging folder renamed in one step;
-    into an existing folder every file is moved over the old one (each move
-    atomic, the file index last) and files only the previous report had are
-    removed. Leaving the ``with`` block without :meth:`finish` (an
-    exception, a signal) removes the staging folder, so a failure leaves
-    nothing new on disk.
+    The constructor only checks the target: a missing or empty folder is
+    accepted; a folder holding anything is refused unless ``force`` is given.
+    Every file is written (atomically) into a hidden staging folder
+    (``.<name>.staging-<random>``) beside the target. :meth:`finish` then puts
+    the report in place:
+
+    * a missing or empty target: the staging folder is renamed onto it in one
+      step (missing parents are created only then);
+    * with ``force``, a target that holds exactly a previous report: the old
+      folder is renamed aside, the staging folder renamed into place, and
+      the old one removed;
+    * with ``force``, a target holding other files too (the staging folder
+      then sits inside it): each report file is moved over the old one (each
+      move atomic, the file index last, every destination checked first) and
+      files only the previous report listed are removed; the other files stay.
+
+    Leaving the ``with`` block without :meth:`finish` (an exception, a
+    signal) removes the staging folder, so a failure leaves the target as it was.
 
     Args:
-        folder: the report folder (created, with missing parents, when the report is finished).
-        force: write even into a folder holding other files.
+        folder: the report folder.
+        force: replace the report in a folder that is not empty.
 
     Raises:
-        PresentationError: the folder holds files that are not a previous
-            report's and ``force`` is not given, or it is not a folder.
+        PresentationError: the folder is not empty and ``force`` is not given,
+            or it is not a folder.
     """
 
     def __init__(self, folder: str | os.PathLike[str], *, force: bool) -> None:
@@ -108,16 +110,25 @@ class ReportFolder:
         if self.folder.is_symlink() or (self.folder.exists() and not self.folder.is_dir()):
             raise PresentationError(f"{self.folder} is not a folder; a report is written into a folder")
         self.previous: list[str] = []
+        self.replaced = False
+        self._merge = False
         if self.folder.exists():
-            present = _contents(self.folder)
+            present, plain = _scan(self.folder)
             listed = _previous_report_files(self.folder)
-            ours = set(listed or ()) | ({REPORT_INDEX} if listed is not None else set())
-            if present - ours and not force:
-                raise PresentationError(
-                    f"{self.folder} is not empty and holds files that are not a previous EMBERBench report's; "
-                    "choose another --out or give --force")
+            if present and not force:
+                if listed is not None:
+                    raise PresentationError(f"{self.folder} holds a previous report; give --force to replace it, "
+                                            "or choose another --out")
+                raise PresentationError(f"{self.folder} is not empty; give --force to write the report into it "
+                                        "(its other files are kept), or choose another --out")
             self.previous = listed or []
-            self._home = self.folder
+            # The current folder is never renamed away under the process (nor is the folder holding it).
+            here = Path.cwd().resolve()
+            swappable = here != self.folder.resolve() and self.folder.resolve() not in here.parents
+            pure = listed is not None and plain and present == _report_entries(listed) and swappable
+            self._merge = bool(present) and not pure
+            self.replaced = bool(present)
+            self._home = self.folder if self._merge else self.folder.absolute().parent
         else:
             self._home = _nearest_existing(self.folder.absolute().parent)
             if not self._home.is_dir():
@@ -156,9 +167,11 @@ class ReportFolder:
         return self.folder / rel
 
     def finish(self) -> None:
-        """Write the report's file index, move the report into place, then remove files only the previous report had.
+        """Write the report's file index and put the report in place (see the class docstring).
 
         Raises:
+            PresentationError: the target was filled by something else while
+                the report was built (and ``force`` was not given).
             OutputPathError: a file or folder the report would replace is not
                 a regular file or a real folder (checked for every file before
                 anything is moved).
@@ -167,17 +180,23 @@ class ReportFolder:
         index = {"report_files_version": REPORT_INDEX_VERSION, "files": files}
         staging = self._stage()
         atomic_write_bytes(staging / REPORT_INDEX, (json.dumps(index, indent=1) + "\n").encode("utf-8"))
-        if not os.path.lexists(self.folder):
-            self.folder.parent.mkdir(parents=True, exist_ok=True)
-            os.rename(staging, self.folder)
-            fsync_dir(self.folder.parent if str(self.folder.parent) else Path("."))
-        else:
+        if self._merge:
             self._move_into(staging, [*files, REPORT_INDEX])
             for stale in sorted(set(self.previous) - set(files)):
                 path = self.folder / stale
                 if ".." not in Path(stale).parts and path.is_file() and not path.is_symlink():
                     path.unlink()
             shutil.rmtree(staging)
+        elif self.replaced:
+            self._swap(staging)
+        else:
+            self.folder.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.rename(staging, self.folder)  # onto a missing or an empty folder: one atomic step
+            except OSError as exc:
+                raise PresentationError(f"{self.folder} is no longer empty (something was written there while "
+                                        f"the report was built: {exc.strerror}); nothing was changed") from None
+            fsync_dir(self.folder.absolute().parent)
         self._staging = None
         self._finished = True
 
@@ -186,6 +205,22 @@ class ReportFolder:
         if self._staging is not None:
             shutil.rmtree(self._staging, ignore_errors=True)
             self._staging = None
+
+    def _swap(self, staging: Path) -> None:
+        """Replace a folder that holds exactly a previous report by the staging folder: two renames."""
+        present, plain = _scan(self.folder)
+        if not plain or present != _report_entries(self.previous):
+            raise PresentationError(f"{self.folder} changed while the report was built; nothing was changed")
+        aside = Path(tempfile.mkdtemp(prefix=f".{self.folder.name}.replaced-", dir=self._home))
+        old = aside / "old"
+        os.rename(self.folder, old)
+        try:
+            os.rename(staging, self.folder)
+        except OSError:
+            os.rename(old, self.folder)
+            raise
+        fsync_dir(self.folder.absolute().parent)
+        shutil.rmtree(aside, ignore_errors=True)
 
     def _move_into(self, staging: Path, files: list[str]) -> None:
         """Move ``files`` from ``staging`` over the existing report folder: all checked first, then moved."""
@@ -200,6 +235,31 @@ class ReportFolder:
             touched.add(dest.parent)
         for folder in sorted(touched):
             fsync_dir(folder)
+
+
+def _scan(folder: Path) -> tuple[set[str], bool]:
+    """Every entry below ``folder`` (POSIX paths relative to it, folders ending in ``/``), and whether all
+    are regular files and real folders (a link or a special file makes the folder not plain)."""
+    out: set[str] = set()
+    plain = True
+    for root, dirs, files in os.walk(folder):
+        for name in [*dirs, *files]:
+            full = Path(root, name)
+            mode = os.lstat(full).st_mode
+            rel = full.relative_to(folder).as_posix()
+            out.add(rel + "/" if stat.S_ISDIR(mode) else rel)
+            plain = plain and (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+    return out, plain
+
+
+def _report_entries(files: Iterable[str]) -> set[str]:
+    """The entries a folder holding exactly a report with these files has: the files, their folders, the index."""
+    out = {REPORT_INDEX}
+    for f in files:
+        out.add(f)
+        parts = f.split("/")[:-1]
+        out.update("/".join(parts[: k + 1]) + "/" for k in range(len(parts)))
+    return out
 
 
 def _nearest_existing(path: Path) -> Path:

@@ -9,14 +9,20 @@ seed, counts) but embeds the frames of a bounded set only:
 1. the requested episode (``--episode`` or ``--scenario``/``--seed``);
 2. then, scenario by scenario in suite order and round after round, the
    episode with the most casualties, the most stranded, the most steps and
-   the lowest index (each episode once),
+   the lowest index (each episode once);
+3. then every other episode in manifest order,
 
-until :data:`DEFAULT_EMBED` episodes (``--embed``) or
-:data:`MAX_EMBED_BYTES` of episode data are reached. Picking an episode that
-is not embedded shows the command that makes a page for it.
+until :data:`DEFAULT_EMBED` episodes (``--embed``, at most :data:`MAX_EMBED`)
+or :data:`MAX_EMBED_BYTES` of episode data are reached, so a result of up to
+``--embed`` episodes is embedded whole. Picking an episode that is not
+embedded shows the command that makes a page for it
+(:func:`episode_page_name` says where that page goes) and draws nothing
+else in its place.
 
-Memory: the builder keeps one small row per episode for the picker and at
-most four candidate records per scenario, whatever the number of episodes.
+Memory: the builder keeps one small row per episode for the picker, at most
+four candidate records per scenario, and the encoded frames of the first
+episodes in manifest order (at most ``--embed`` of them and
+:data:`MAX_EMBED_BYTES` in all), whatever the number of episodes.
 """
 
 from __future__ import annotations
@@ -105,10 +111,13 @@ class ResultPageBuilder:
             regenerate command).
         wanted: the episode to open on.
         embed: most episodes to embed, in ``[1, MAX_EMBED]``.
+        episode_pages: where, relative to this page, the page of a
+            non-embedded episode is written by the regenerate command
+            (``{index}`` stands for the episode), or None when unknown.
     """
 
     def __init__(self, suite: Suite, *, source_name: str, wanted: Wanted = Wanted(),
-                 embed: int = DEFAULT_EMBED) -> None:
+                 embed: int = DEFAULT_EMBED, episode_pages: str | None = None) -> None:
         if not 1 <= embed <= MAX_EMBED:
             raise PresentationError(f"--embed must be in [1, {MAX_EMBED}], got {embed}")
         self.suite = suite
@@ -121,7 +130,10 @@ class ResultPageBuilder:
         self._scenario_slot: dict[str, int] = {}
         self._best: dict[tuple[str, str], AuthenticatedEpisode] = {}
         self._wanted: AuthenticatedEpisode | None = None
+        self.episode_pages = episode_pages
         self.embedded: tuple[int | None, ...] = ()
+        self._fill: dict[int, tuple[str, dict[str, Any], int]] = {}  # index -> (scenario id, payload, size)
+        self._fill_bytes = 0
 
     def add(self, episode: AuthenticatedEpisode) -> None:
         """Take one authenticated episode of the result (manifest order)."""
@@ -142,6 +154,19 @@ class ResultPageBuilder:
                 self._best[(sid, kind)] = episode
         if self._wanted is None and self.wanted.matches(episode):
             self._wanted = episode
+        if len(self._fill) < self.embed and self._fill_bytes < MAX_EMBED_BYTES and episode.index is not None:
+            payload = self._payload(episode, slot)
+            cost = len(script_json(payload))
+            if self._fill_bytes + cost <= MAX_EMBED_BYTES:
+                self._fill[episode.index] = (sid, payload, cost)
+                self._fill_bytes += cost
+            else:
+                self._fill_bytes = MAX_EMBED_BYTES  # full: later episodes are not encoded
+
+    @staticmethod
+    def _payload(episode: AuthenticatedEpisode, slot: int) -> dict[str, Any]:
+        frames = episode_frames(episode.scenario, episode.record, episode.metrics, index=episode.index)
+        return episode_payload(frames, slot)
 
     def representative(self, scenario_id: str) -> int | None:
         """The index of the episode the page shows first for ``scenario_id`` (most casualties)."""
@@ -177,12 +202,22 @@ class ResultPageBuilder:
             table.slot(by_id[sid])
         payloads: list[dict[str, Any]] = []
         size = 0
-        for episode in self.selection():
+        chosen = self.selection()
+        seen = {e.index for e in chosen}
+        # then the rest in manifest order, from the frames encoded while reading
+        order: list[tuple[AuthenticatedEpisode | None, int | None]] = [(e, e.index) for e in chosen]
+        order += [(None, i) for i in self._fill if i not in seen]
+        for episode, index in order:
             if len(payloads) >= self.embed:
                 break
-            frames = episode_frames(episode.scenario, episode.record, episode.metrics, index=episode.index)
-            payload = episode_payload(frames, table.slot(episode.scenario))
-            cost = len(script_json(payload))
+            held = self._fill.get(index) if index is not None else None
+            if held is not None:
+                sid, payload, cost = held
+                payload = {**payload, "scenario": table.slot(by_id[sid])}
+            else:
+                assert episode is not None
+                payload = self._payload(episode, table.slot(episode.scenario))
+                cost = len(script_json(payload))
             if payloads and size + cost > MAX_EMBED_BYTES:
                 continue
             payloads.append(payload)
@@ -192,6 +227,34 @@ class ResultPageBuilder:
                   "manifest_hash": manifest_hash, "result_digest": result_digest,
                   "suite": f"{self.suite.id} {self.suite.version}", "suite_hash": self.suite.hash}
         title = f"{model_id}: {len(self.columns['index'])} episodes"
-        regenerate = f"emberbench view {self.source_name} --episode {{index}}"
+        regenerate = f"emberbench view {_shell_word(self.source_name)} --episode {{index}}"
         return viewer_html(page_document(title=title, source=source, scenarios=table, episodes=payloads,
-                                         listing=self.columns, start=0, regenerate=regenerate))
+                                         listing=self.columns, start=0, regenerate=regenerate,
+                                         regenerate_page=self.episode_pages))
+
+
+def _shell_word(text: str) -> str:
+    """``text`` as one word of a POSIX shell command (quoted only when it needs to be)."""
+    import shlex
+
+    return shlex.quote(text)
+
+
+def episode_page_name(result_name: str, wanted: Wanted) -> str:
+    """The file name ``view`` writes by default for a result: ``NAME.view.html``, or one per chosen episode.
+
+    ``NAME.episode-29.view.html`` for ``--episode 29`` and
+    ``NAME.SCENARIO.seed-4.view.html`` for ``--scenario``/``--seed``, so the
+    command a page shows for an episode it does not embed writes a new file
+    beside the result instead of meeting the page it came from.
+    """
+    import re
+    from pathlib import PurePath
+
+    stem = PurePath(result_name).stem
+    if wanted.index is not None:
+        return f"{stem}.episode-{wanted.index}.view.html"
+    if wanted.scenario_id is not None:
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "-", wanted.scenario_id).strip("-.") or "scenario"
+        return f"{stem}.{safe}.seed-{wanted.seed}.view.html"
+    return f"{stem}.view.html"

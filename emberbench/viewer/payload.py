@@ -1,6 +1,6 @@
 """The viewer page's data: a compact, versioned JSON document built from frames.
 
-The page embeds one JSON document (``viewer_data_version`` 1.0) and draws
+The page embeds one JSON document (``viewer_data_version`` 1.1) and draws
 everything from it; nothing is fetched. Its parts:
 
 * ``scenarios``: each scenario once (map rows, exits, people), shared by
@@ -10,7 +10,10 @@ everything from it; nothing is fetched. Its parts:
   counts, fates and the twelve metrics (stored value and exact fraction);
 * ``list``: for a result, one compact row per episode of the result, so the
   picker lists every episode even when only some are embedded;
-* ``source``: where the data came from (file, model, digests).
+* ``source``: where the data came from (file, model, digests);
+* ``regenerate``, ``regenerate_page``: for a result, the command that makes
+  a page for an episode that is not embedded, and where that page lands
+  relative to this one (1.1; null when unknown).
 
 The text is placed inside a ``<script type="application/json">`` element, so
 every ``<``, ``>`` and ``&`` is written as a JSON ``\\u`` escape: no
@@ -99,8 +102,13 @@ def metric_definitions() -> list[dict[str, str]]:
 
 def page_document(*, title: str, source: dict[str, Any], scenarios: ScenarioTable,
                   episodes: Sequence[dict[str, Any]], listing: dict[str, list[Any]] | None,
-                  start: int, regenerate: str | None) -> dict[str, Any]:
-    """The whole JSON document of a viewer page."""
+                  start: int, regenerate: str | None, regenerate_page: str | None = None) -> dict[str, Any]:
+    """The whole JSON document of a viewer page.
+
+    ``regenerate`` is the command that makes a page for an episode this page
+    does not embed (``{index}`` stands for its manifest index), and
+    ``regenerate_page`` the URL of that page relative to this one, when known.
+    """
     return {
         "viewer_data_version": VIEWER_DATA_VERSION,
         "title": title,
@@ -111,6 +119,7 @@ def page_document(*, title: str, source: dict[str, Any], scenarios: ScenarioTabl
         "list": listing,
         "start": start,
         "regenerate": regenerate,
+        "regenerate_page": regenerate_page,
     }
 
 

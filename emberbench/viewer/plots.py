@@ -23,7 +23,8 @@ from .figures import ForestRow, egress_curves, group_forest, heat_maps, metric_f
 from .outputs import claim_output_file
 from .report import DEFAULT_RESAMPLES, choose_baseline, gather_inputs, report_statistics
 from .summary import read_given_statistics
-from .svg import VERDICT_COLOR, fmt
+from .svg import VERDICT_COLOR, VERDICT_WORDS
+from .text import cell_text, fmt
 
 FORMATS = ("png", "svg", "pdf")
 
@@ -48,43 +49,91 @@ def _figure_class() -> Any:
     return Figure
 
 
+def _verdict_handles() -> list[Any]:
+    """Legend entries for the colours of a forest plot (one per verdict)."""
+    from matplotlib.lines import Line2D
+
+    return [Line2D([0], [0], color=VERDICT_COLOR[v], marker="o", linewidth=2, label=words)
+            for v, words in VERDICT_WORDS.items()]
+
+
+def _row_text(c: Any) -> str:
+    return cell_text(c) if c.mean is not None else f"undefined (n {c.n})"
+
+
+def _forest_row(ax: Any, row: ForestRow, y: float, span: float) -> None:
+    """One row: the interval as a line, the mean as a dot (a grey cross at 0 when undefined), numbers at the right."""
+    c = row.cell
+    color = VERDICT_COLOR[row.verdict]
+    gid = f"forest-row-{row.label}"
+    if c.lower is not None and c.upper is not None:
+        ax.plot([c.lower / span, c.upper / span], [y, y], color=color, linewidth=2, gid=f"{gid}-ci")
+    if c.mean is not None:
+        ax.plot([c.mean / span], [y], "o", color=color, gid=gid)
+    else:
+        ax.plot([0], [y], marker="x", color=VERDICT_COLOR["none"], gid=gid)
+    ax.annotate(_row_text(c), xy=(1.02, y), xycoords=("axes fraction", "data"), va="center", fontsize=8,
+                color=color)
+
+
 def _draw_forest(fig: Any, panels: list[tuple[str, list[ForestRow]]], *, shared_axis: bool) -> None:
-    axes = fig.subplots(len(panels), 1, squeeze=False)[:, 0]
-    for ax, (title, rows) in zip(axes, panels):
-        n = len(rows)
-        bounds = [abs(v) for r in rows for v in (r.cell.lower, r.cell.upper, r.cell.mean) if v is not None]
-        shared = max(bounds) * 1.1 if bounds and max(bounds) > 0 else 1.0
-        for i, row in enumerate(rows):
-            y = n - 1 - i
+    """Forest plots, one panel per comparison, with tick values and a colour legend.
+
+    With ``shared_axis`` (one metric over groups) a panel is one axis with
+    one scale. Otherwise (one row per metric, metrics of different units)
+    every row is its own small axis with its own symmetric scale and tick
+    values, so each row can be read on its own.
+    """
+    figures = fig.subfigures(len(panels), 1, squeeze=False)[:, 0]
+    for sub, (title, rows) in zip(figures, panels):
+        sub.suptitle(title, fontsize=10, x=0.01, ha="left")
+        if shared_axis:
+            ax = sub.subplots()
+            bounds = [abs(v) for r in rows for v in (r.cell.lower, r.cell.upper, r.cell.mean) if v is not None]
+            shared = max(bounds) * 1.1 if bounds and max(bounds) > 0 else 1.0
+            for i, row in enumerate(rows):
+                _forest_row(ax, row, len(rows) - 1 - i, 1.0)
+            ax.axvline(0, color="#999999", linestyle="--", linewidth=1)
+            ax.set_yticks(range(len(rows)), [r.label for r in reversed(rows)], fontsize=8)
+            ax.set_ylim(-0.7, len(rows) - 0.3)
+            ax.set_xlim(-shared, shared)
+            ax.tick_params(axis="x", labelsize=8)
+            ax.set_xlabel("mean delta (model - baseline), 95 % interval", fontsize=8)
+            continue
+        axes = sub.subplots(len(rows), 1, squeeze=False)[:, 0]
+        for ax, row in zip(axes, rows):
             c = row.cell
             own = [abs(v) for v in (c.lower, c.upper, c.mean) if v is not None]
-            span = 1.0 if shared_axis else (max(own) * 1.1 if own and max(own) > 0 else 1.0)
-            color = VERDICT_COLOR[row.verdict]
-            gid = f"forest-row-{row.label}"
-            if c.lower is not None and c.upper is not None:
-                ax.plot([c.lower / span, c.upper / span], [y, y], color=color, linewidth=2, gid=f"{gid}-ci")
-            if c.mean is not None:
-                ax.plot([c.mean / span], [y], "o", color=color, gid=gid)
-            else:
-                ax.plot([0], [y], marker="x", color=VERDICT_COLOR["none"], gid=gid)
-            text = f"{fmt(c.mean)} [{fmt(c.lower)}, {fmt(c.upper)}]" if c.mean is not None else "undefined"
-            ax.annotate(text, xy=(1.02, y), xycoords=("axes fraction", "data"), va="center", fontsize=8, color=color)
-        ax.axvline(0, color="#999999", linestyle="--", linewidth=1)
-        ax.set_yticks(range(n), [r.label for r in reversed(rows)], fontsize=8)
-        ax.set_ylim(-0.7, n - 0.3)
-        if shared_axis:
-            ax.set_xlim(-shared, shared)
-            ax.set_xlabel("mean delta", fontsize=8)
-        else:
-            ax.set_xlim(-1, 1)
-            ax.set_xticks([0], ["0 (each row on its own scale)"], fontsize=8)
-        ax.set_title(title, fontsize=10, loc="left")
+            span = max(own) * 1.1 if own and max(own) > 0 else 1.0
+            _forest_row(ax, row, 0, 1.0)
+            ax.axvline(0, color="#999999", linestyle="--", linewidth=1)
+            ax.set_xlim(-span, span)
+            ax.set_xticks([-span, 0, span], [fmt(-span, 2), "0", fmt(span, 2)], fontsize=7)
+            ax.set_yticks([0], [row.label], fontsize=8)
+            ax.set_ylim(-0.6, 0.6)
+            for side in ("top", "right", "left"):
+                ax.spines[side].set_visible(False)
+        axes[-1].set_xlabel("mean delta (model - baseline), 95 % interval; each metric on its own scale",
+                            fontsize=8)
+    fig.legend(handles=_verdict_handles(), loc="outside lower center", ncols=4, fontsize=8, frameon=False)
+
+
+LINE_STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (8, 2)))
+"""Line style of each model's egress curve, in the order given (solid first)."""
+MARKER_STYLES = ("o", "s", "^", "D", "v", "x")
+"""Marker of each model's egress curve, in the order given."""
 
 
 def _draw_egress(fig: Any, curves: list[Any], title: str) -> None:
+    """Egress curves with a distinct line style and marker per model, markers shifted per model so that
+    identical curves stay visible."""
     ax = fig.subplots()
-    for curve in curves:
-        ax.plot(range(len(curve.shares)), curve.shares, linewidth=2, label=curve.model, gid=f"egress-{curve.model}")
+    steps = max(len(c.shares) for c in curves) - 1
+    gap = max(1, steps // 8)
+    for k, curve in enumerate(curves):
+        ax.plot(range(len(curve.shares)), curve.shares, linewidth=2, label=curve.model, gid=f"egress-{curve.model}",
+                linestyle=LINE_STYLES[k % len(LINE_STYLES)], marker=MARKER_STYLES[k % len(MARKER_STYLES)],
+                markevery=((k * gap) // len(curves), gap), markersize=5)
     ax.set_ylim(0, 1)
     ax.set_xlabel("step")
     ax.set_ylabel("share evacuated")
@@ -162,7 +211,8 @@ def plot_figure(kind: FigureKind, results: list[Path], suite: Suite, out: Path, 
             rows = group_forest(summary, metric) if metric else metric_forest(summary)
             what = metric or "mean delta per metric"
             panels.append((f"{item.model_id} - {base.model_id}: {what}", rows))
-        fig = figure(figsize=(9, 0.3 * sum(len(r) + 3 for _, r in panels) + 0.5), layout="constrained")
+        rows_each = 0.3 if metric else 0.42
+        fig = figure(figsize=(9, sum(rows_each * len(r) + 0.9 for _, r in panels) + 0.6), layout="constrained")
         _draw_forest(fig, panels, shared_axis=metric is not None)
     else:
         by_id = {s.id: s for s in suite.scenarios}

@@ -10,16 +10,16 @@ never shown as given: it must be byte-identical to the recomputation, and it
 only chooses that artifact's resample count.
 
 The folder is built in a staging folder (:class:`~.outputs.ReportFolder`)
-and moved into place once every input has passed, so a refused input leaves
-nothing behind.
+and renamed into place once every input has passed, so a refused input leaves
+nothing behind; a folder that is not empty is refused unless ``force``.
 
 Nothing combines metrics: the leaderboard sets the twelve metrics side by
 side, each with its own interval, and the reader may order it by one metric.
 
 Folder layout::
 
-    index.html            the report (figures inline, no network)
-    report.md             the same tables in Markdown
+    index.html            the report: summary, leaderboard, comparisons, figures (inline, no network), provenance
+    report.md             the same in Markdown, same order
     viewer/<model>.html   one episode viewer per result
     stats/*.json          statistics the report computed
     report-files.json     the list of files above (marks the folder as a report)
@@ -176,7 +176,8 @@ def choose_baseline(inputs: list[ReportInput], baseline: str | None) -> ReportIn
 
 def build_report(results: list[Path], suite: Suite, out: Path, *, baseline: str | None = None,
                  stats: list[Path] | None = None, resamples: int = DEFAULT_RESAMPLES, order_by: str | None = None,
-                 force: bool = False, embed: int = DEFAULT_EMBED) -> Report:
+                 force: bool = False, embed: int = DEFAULT_EMBED,
+                 accounting: Callable[[str, str, str], object] | None = None) -> Report:
     """Verify each result once, compute (or read) its statistics, and write the report folder.
 
     Args:
@@ -188,8 +189,12 @@ def build_report(results: list[Path], suite: Suite, out: Path, *, baseline: str 
             sets the resample count of the artifact it matches).
         resamples: bootstrap resamples for statistics the report computes.
         order_by: the metric that orders the leaderboard (default: results as given).
-        force: write into a folder that holds other files.
+        force: write into a folder that is not empty (replacing a previous report).
         embed: most episodes each viewer page embeds.
+        accounting: ``accounting(manifest_hash, model_id, result_digest)`` gives the execution
+            accounting of the run that wrote a result, or None (the CLI reads the run-infos of a
+            store, :func:`emberbench.evaluation.run_info.run_accounting`); results with one get an
+            "Execution accounting" section. Never a metric.
 
     Raises:
         PresentationError: a bad argument, mixed manifests, a refused folder, a
@@ -210,11 +215,20 @@ def build_report(results: list[Path], suite: Suite, out: Path, *, baseline: str 
         base_id = base.model_id
         aggregates, comparisons = report_statistics(inputs, base, suite, stats=given,
                                                     resamples=resamples, write=folder.write)
+        usage = {}
+        if accounting is not None:
+            for item in inputs:
+                c = item.collection
+                found = accounting(c.manifest.hash, c.model_id, c.digest)
+                if found is not None:
+                    usage[c.model_id] = found
         report = Report(folder=folder.folder, suite=suite, inputs=tuple(inputs), baseline=base_id,
-                        aggregates=aggregates, comparisons=comparisons, order_by=order_by, files=())
+                        aggregates=aggregates, comparisons=comparisons, order_by=order_by, files=(),
+                        accounting=usage)
         folder.write("index.html", report_html(report))
         folder.write("report.md", report_markdown(report))
         folder.finish()
     return Report(folder=report.folder, suite=suite, inputs=report.inputs, baseline=base_id,
                   aggregates=aggregates, comparisons=comparisons, order_by=order_by,
-                  files=tuple(sorted(set(folder.written))))
+                  files=tuple(sorted(set(folder.written))), replaced=folder.replaced,
+                  accounting=report.accounting)

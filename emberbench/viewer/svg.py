@@ -11,19 +11,12 @@ import math
 from html import escape
 
 from .figures import EgressCurve, ForestRow, HeatMap
+from .summary import Cell
+from .text import cell_text, fmt
 
 VERDICT_COLOR = {"better": "#1a7f37", "worse": "#cf222e", "unclear": "#57606a", "none": "#8c959f"}
 PALETTE = ("#0969da", "#cf222e", "#1a7f37", "#8250df", "#bc4c00", "#1b7c83", "#bf3989", "#6e7781")
 FONT = 'font-family="system-ui, sans-serif" font-size="12"'
-
-
-def fmt(value: float | None, digits: int = 4) -> str:
-    """A number for a label: 4 significant digits, ``-`` when undefined."""
-    if value is None:
-        return "-"
-    if value == 0:
-        return "0"
-    return f"{value:.{digits}g}"
 
 
 def _open(width: float, height: float, label: str) -> str:
@@ -39,7 +32,7 @@ def forest_svg(rows: list[ForestRow], *, title: str, shared_axis: bool) -> str:
     different units), and the numbers are printed beside it.
     """
     label_w, plot_w, text_w, row_h, top = 250, 320, 230, 22, 30
-    height = top + row_h * len(rows) + 26
+    height = top + row_h * len(rows) + 46
     width = label_w + plot_w + text_w
     out = [_open(width, height, title), f'<text x="4" y="18" font-weight="600">{escape(title)}</text>']
     bounds = [abs(v) for r in rows for v in (r.cell.lower, r.cell.upper, r.cell.mean) if v is not None]
@@ -55,8 +48,7 @@ def forest_svg(rows: list[ForestRow], *, title: str, shared_axis: bool) -> str:
         scale = (plot_w / 2 - 6) / span
         color = VERDICT_COLOR[row.verdict]
         out.append(f'<g class="forest-row" data-metric="{escape(row.metric)}" data-label="{escape(row.label)}">')
-        out.append(f'<title>{escape(row.label)}: mean {fmt(c.mean)} [{fmt(c.lower)}, {fmt(c.upper)}], '
-                   f'n {c.n}, {row.verdict}</title>')
+        out.append(f"<title>{escape(row.label)}: mean {escape(cell_text(c))}, n {c.n}, {row.verdict}</title>")
         if i % 2 == 0:
             out.append(f'<rect x="0" y="{y - row_h / 2:.1f}" width="{width}" height="{row_h}" fill="#f6f8fa"/>')
         out.append(f'<text x="4" y="{y + 4:.1f}">{escape(row.label)}</text>')
@@ -65,17 +57,50 @@ def forest_svg(rows: list[ForestRow], *, title: str, shared_axis: bool) -> str:
                        f'y2="{y:.1f}" stroke="{color}" stroke-width="2"/>')
         if c.mean is not None:
             out.append(f'<circle cx="{x0 + c.mean * scale:.1f}" cy="{y:.1f}" r="4" fill="{color}"/>')
-        text = f"{fmt(c.mean)} [{fmt(c.lower)}, {fmt(c.upper)}]" if c.mean is not None else "undefined"
+        text = cell_text(c) if c.mean is not None else f"undefined (n {c.n})"
         out.append(f'<text x="{label_w + plot_w + 8}" y="{y + 4:.1f}" fill="{color}">{escape(text)}</text></g>')
     axis_y = top + row_h * len(rows) + 16
     note = (f"shared scale, \u00b1{fmt(shared, 3)}" if shared_axis else "each row on its own scale around 0")
     out.append(f'<text x="{x0}" y="{axis_y}" text-anchor="middle" fill="#57606a">0 ({escape(note)})</text>')
+    out.append(_verdict_legend(4, axis_y + 18))
     out.append("</svg>")
     return "".join(out)
 
 
+VERDICT_WORDS = {"better": "model better", "worse": "model worse", "unclear": "interval contains 0",
+                 "none": "no direction"}
+
+
+def _verdict_legend(x: float, y: float) -> str:
+    """The colour key of a forest plot: one swatch and its meaning per verdict."""
+    out = ['<g class="forest-legend">']
+    for verdict, words in VERDICT_WORDS.items():
+        out.append(f'<rect x="{x:.0f}" y="{y - 9:.0f}" width="10" height="10" fill="{VERDICT_COLOR[verdict]}"/>'
+                   f'<text x="{x + 14:.0f}" y="{y:.0f}">{words}</text>')
+        x += 24 + 7 * len(words)
+    out.append("</g>")
+    return "".join(out)
+
+
+WLT_ORDER = (("better", "wins", "#1a7f37"), ("tied", "ties", "#d0d7de"), ("worse", "losses", "#cf222e"))
+"""The outcomes of paired episodes in the order every label, bar and number of the report uses."""
+WLT_WORDS = " / ".join(word for word, _, _ in WLT_ORDER)
+
+
+DOT = " \u00b7 "
+
+
+def wlt_text(cell: Cell, sep: str = ", ") -> str:
+    """``N better, N tied, N worse``: paired episode counts, in :data:`WLT_ORDER` and each with its word."""
+    return sep.join(f"{getattr(cell, attr)} {word}" for word, attr, _ in WLT_ORDER)
+
+
 def wlt_svg(rows: list[ForestRow], *, title: str) -> str:
-    """Win/loss/tie bars: per metric with a direction, the share of paired episodes of each outcome."""
+    """Better/tied/worse bars: per metric with a direction, the share of paired episodes of each outcome.
+
+    The bar segments, the numbers beside them and the title all follow
+    :data:`WLT_ORDER` (better, tied, worse), and every number carries its word.
+    """
     rows = [r for r in rows if r.cell.wins is not None]
     label_w, bar_w, text_w, row_h, top = 250, 320, 230, 20, 30
     width, height = label_w + bar_w + text_w, top + row_h * len(rows) + 24
@@ -85,16 +110,19 @@ def wlt_svg(rows: list[ForestRow], *, title: str) -> str:
         total = (c.wins or 0) + (c.losses or 0) + (c.ties or 0)
         y = top + row_h * i
         out.append(f'<g class="wlt-row" data-metric="{escape(row.metric)}">')
-        out.append(f'<title>{escape(row.metric)}: {c.wins} better, {c.losses} worse, {c.ties} tied</title>')
+        out.append(f"<title>{escape(row.metric)}: {wlt_text(c)}</title>")
         out.append(f'<text x="4" y="{y + 14}">{escape(row.metric)}</text>')
         x = float(label_w)
-        for count, color in ((c.wins, "#1a7f37"), (c.ties, "#d0d7de"), (c.losses, "#cf222e")):
-            w = bar_w * (count or 0) / total if total else 0
-            out.append(f'<rect x="{x:.1f}" y="{y + 3}" width="{w:.1f}" height="{row_h - 6}" fill="{color}"/>')
+        for word, attr, color in WLT_ORDER:
+            count = getattr(c, attr) or 0
+            w = bar_w * count / total if total else 0
+            out.append(f'<rect class="wlt-{word}" data-count="{count}" x="{x:.1f}" y="{y + 3}" width="{w:.1f}" '
+                       f'height="{row_h - 6}" fill="{color}"/>')
             x += w
-        out.append(f'<text x="{label_w + bar_w + 8}" y="{y + 14}">{c.wins} / {c.losses} / {c.ties}</text></g>')
-    out.append(f'<text x="{label_w}" y="{height - 6}" fill="#57606a">green: model better, grey: tie, red: '
-               'baseline better (wins / losses / ties)</text></svg>')
+        out.append(f'<text class="wlt-numbers" x="{label_w + bar_w + 8}" y="{y + 14}">{wlt_text(c, DOT)}'
+                   "</text></g>")
+    out.append(f'<text x="{label_w}" y="{height - 6}" fill="#57606a">green: model better, grey: tied, red: '
+               "model worse than the baseline</text></svg>")
     return "".join(out)
 
 
@@ -113,19 +141,52 @@ def egress_svg(curves: list[EgressCurve], *, title: str) -> str:
         x = left + plot_w * tick / max(1, steps)
         out.append(f'<text x="{x:.1f}" y="{top + plot_h + 16}" text-anchor="middle">{tick}</text>')
     out.append(f'<text x="{left + plot_w / 2}" y="{height - 2}" text-anchor="middle" fill="#57606a">step</text>')
+    gap = max(1, steps // 8)
     for k, curve in enumerate(curves):
-        color = PALETTE[k % len(PALETTE)]
-        pts = " ".join(f"{left + plot_w * t / max(1, steps):.1f},{top + plot_h * (1 - s):.1f}"
-                       for t, s in enumerate(curve.shares))
+        color, dash, marker = PALETTE[k % len(PALETTE)], DASHES[k % len(DASHES)], MARKERS[k % len(MARKERS)]
+        dashing = f' stroke-dasharray="{dash}"' if dash else ""
+        xy = [(left + plot_w * t / max(1, steps), top + plot_h * (1 - s)) for t, s in enumerate(curve.shares)]
+        pts = " ".join(f"{x:.1f},{y:.1f}" for x, y in xy)
+        out.append(f'<g class="egress-model" data-model="{escape(curve.model)}">')
         out.append(f'<polyline class="egress-line" data-model="{escape(curve.model)}" points="{pts}" fill="none" '
-                   f'stroke="{color}" stroke-width="2"><title>{escape(curve.model)}: {fmt(curve.shares[-1])} '
-                   f'evacuated at the step limit ({curve.episodes} episodes)</title></polyline>')
+                   f'stroke="{color}" stroke-width="2"{dashing}><title>{escape(curve.model)}: '
+                   f"{fmt(curve.shares[-1])} evacuated at the step limit ({curve.episodes} episodes)"
+                   "</title></polyline>")
+        # Markers at a spacing shifted per model, so identical curves still show every model.
+        start = (k * gap) // max(1, len(curves))
+        out.extend(_marker(marker, x, y, color, "egress-marker") for x, y in xy[start::gap])
         ly = top + 14 + 16 * k
-        out.append(f'<line x1="{left + plot_w + 10}" y1="{ly - 4}" x2="{left + plot_w + 26}" y2="{ly - 4}" '
-                   f'stroke="{color}" stroke-width="2"/><text x="{left + plot_w + 30}" y="{ly}">'
-                   f'{escape(_short(curve.model))}</text>')
+        out.append(f'<line x1="{left + plot_w + 8}" y1="{ly - 4}" x2="{left + plot_w + 32}" y2="{ly - 4}" '
+                   f'stroke="{color}" stroke-width="2"{dashing}/>{_marker(marker, left + plot_w + 20, ly - 4, color)}'
+                   f'<text x="{left + plot_w + 36}" y="{ly}">{escape(_short(curve.model))}</text></g>')
     out.append("</svg>")
     return "".join(out)
+
+
+DASHES = ("", "7,3", "2,3", "9,3,2,3", "4,4", "12,4,2,4,2,4")
+"""Dash pattern of each model's egress line, in the order given (solid first)."""
+MARKERS = ("circle", "square", "triangle", "diamond", "down", "cross")
+"""Marker of each model's egress line, in the order given."""
+
+
+def _marker(kind: str, x: float, y: float, color: str, cls: str = "") -> str:
+    """One marker shape centred on (x, y)."""
+    r = 3.5
+    c = f' class="{cls}"' if cls else ""
+    if kind == "circle":
+        return f'<circle{c} cx="{x:.1f}" cy="{y:.1f}" r="{r}" fill="{color}"/>'
+    if kind == "square":
+        return f'<rect{c} x="{x - r:.1f}" y="{y - r:.1f}" width="{2 * r}" height="{2 * r}" fill="{color}"/>'
+    points = {
+        "triangle": ((0, -r - 1), (r + 0.5, r), (-r - 0.5, r)),
+        "down": ((0, r + 1), (r + 0.5, -r), (-r - 0.5, -r)),
+        "diamond": ((0, -r - 1), (r + 1, 0), (0, r + 1), (-r - 1, 0)),
+    }.get(kind)
+    if points is not None:
+        pts = " ".join(f"{x + dx:.1f},{y + dy:.1f}" for dx, dy in points)
+        return f'<polygon{c} points="{pts}" fill="{color}"/>'
+    return (f'<path{c} d="M{x - r:.1f} {y - r:.1f}L{x + r:.1f} {y + r:.1f}M{x + r:.1f} {y - r:.1f}L{x - r:.1f} '
+            f'{y + r:.1f}" stroke="{color}" stroke-width="2"/>')
 
 
 def heatmap_svg(maps: list[HeatMap], *, title: str, max_width: int = 900) -> str:

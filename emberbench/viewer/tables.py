@@ -6,21 +6,17 @@ from typing import TYPE_CHECKING
 
 from ..records.metric_defs import METRICS_BY_NAME
 from .summary import Cell, GroupCells
-from .svg import fmt
+from .text import cell_text
 
 if TYPE_CHECKING:
     from .report_model import Report, ReportInput
 
 ARROW = {"higher": "\u2191", "lower": "\u2193", "none": ""}
+KINDS = ("outcome", "behaviour", "proxy", "descriptive")
+"""Metric kinds in table order: the leaderboard's column groups."""
 
-
-def cell_text(cell: Cell | None) -> str:
-    """``mean [lower, upper]``, ``mean`` when there is no interval, ``-`` when undefined."""
-    if cell is None or cell.mean is None:
-        return "-"
-    if cell.lower is None:
-        return fmt(cell.mean)
-    return f"{fmt(cell.mean)} [{fmt(cell.lower)}, {fmt(cell.upper)}]"
+__all__ = ["ARROW", "KINDS", "cell_text", "group_cells", "groups_of", "metric_header", "ordered_inputs",
+           "sort_key", "viewer_link"]
 
 
 def metric_header(name: str) -> str:

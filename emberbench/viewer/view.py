@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ..errors import PresentationError
 from ..sim.suite import Suite
 from .frames import EpisodeFrames, episode_frames
-from .page import DEFAULT_EMBED, ResultPageBuilder, Wanted, record_page
+from .page import DEFAULT_EMBED, ResultPageBuilder, Wanted, episode_page_name, record_page
 from .source import AuthenticatedEpisode, find_episode, read_record, sniff_kind, stream_result
 
 
@@ -35,8 +36,13 @@ def check_wanted(wanted: Wanted) -> None:
         raise PresentationError("choose an episode by --episode or by --scenario and --seed, not both")
 
 
-def view_page(path: str | Path, suite: Suite, *, wanted: Wanted = Wanted(), embed: int = DEFAULT_EMBED) -> bytes:
+def view_page(path: str | Path, suite: Suite, *, wanted: Wanted = Wanted(), embed: int = DEFAULT_EMBED,
+              page_path: str | Path | None = None) -> bytes:
     """The self-contained viewer page of a run record or of a result artifact.
+
+    ``page_path`` (where the page will be written) lets a result's page link
+    to the pages its regenerate command writes for episodes it does not
+    embed (see :func:`default_page_path`).
 
     Raises:
         PresentationError: a bad episode choice, or no such episode.
@@ -47,7 +53,8 @@ def view_page(path: str | Path, suite: Suite, *, wanted: Wanted = Wanted(), embe
     if sniff_kind(p) == "record":
         return record_page(_record_episode(p, suite, wanted), source_name=p.name)
     stream = stream_result(p, suite)
-    builder = ResultPageBuilder(suite, source_name=p.name, wanted=wanted, embed=embed)
+    builder = ResultPageBuilder(suite, source_name=p.name, wanted=wanted, embed=embed,
+                                episode_pages=None if page_path is None else episode_pages_link(p, page_path))
     for episode in stream:
         builder.add(episode)
     return builder.build(model_id=stream.model_id, manifest_hash=stream.manifest.hash, result_digest=stream.digest)
@@ -70,7 +77,23 @@ def view_frames(path: str | Path, suite: Suite, *, wanted: Wanted = Wanted()) ->
     return episode_frames(episode.scenario, episode.record, episode.metrics, index=episode.index)
 
 
-def default_page_path(path: str | Path) -> Path:
-    """Where ``view`` writes by default: beside the input, ``NAME.view.html``."""
+def default_page_path(path: str | Path, wanted: Wanted = Wanted()) -> Path:
+    """Where ``view`` writes by default: beside the input, ``NAME.view.html``.
+
+    For a chosen episode of a result the name says which
+    (``NAME.episode-29.view.html``, :func:`~.page.episode_page_name`), so
+    the command a page shows for an episode it does not embed never meets an
+    existing page.
+    """
     p = Path(path)
-    return p.with_name(f"{p.stem}.view.html")
+    return p.with_name(episode_page_name(p.name, wanted))
+
+
+def episode_pages_link(result: Path, page: str | Path) -> str:
+    """The URL, relative to ``page``, of the page ``view RESULT --episode {index}`` writes by default."""
+    from urllib.parse import quote
+
+    name = episode_page_name(result.name, Wanted(index=0)).replace(".episode-0.", ".episode-@@INDEX@@.")
+    target = result.absolute().parent / name
+    rel = Path(os.path.relpath(target, Path(page).absolute().parent)).as_posix()
+    return quote(rel, safe="/@").replace("@@INDEX@@", "{index}")

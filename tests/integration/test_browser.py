@@ -75,9 +75,25 @@ def site(tmp_path_factory, suite):  # noqa: ANN001
     folder = tmp_path_factory.mktemp("site")
     results = make_results(folder, suite, policies=("stay", "greedy"))
     page = folder / "greedy.view.html"
-    page.write_bytes(view_page(results["greedy"], suite, embed=3))
+    page.write_bytes(view_page(results["greedy"], suite, embed=3, page_path=page))
     report = build_report([results["stay"], results["greedy"]], suite, folder / "report", resamples=200)
-    return {"page": page, "report": report.folder / "index.html"}
+    # greedy on route invalidation, seed 1: five people die on one cell
+    from emberbench.policies.spec import resolve_policy
+    from emberbench.records.episode import run_episode
+
+    factory = resolve_policy("greedy")
+    record = run_episode(suite.scenario("v1-pub-10-route-invalidation"), 1, factory())
+    (folder / "stacked.json").write_bytes(record.canonical_bytes() + b"\n")
+    stacked = folder / "stacked.view.html"
+    stacked.write_bytes(view_page(folder / "stacked.json", suite))
+    return {"page": page, "report": report.folder / "index.html", "stacked": stacked, "stacked_record": record}
+
+
+@pytest.fixture(autouse=True)
+def _window(driver):  # noqa: ANN001, ANN202
+    """Every test starts at the module's window size (a test may emulate another viewport)."""
+    yield
+    driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
 def _errors(driver) -> list[dict]:  # noqa: ANN001
@@ -167,13 +183,171 @@ def test_report_orders_and_links_to_the_viewer(driver, site, tmp_path) -> None: 
     """The report loads cleanly, reorders its leaderboard by a chosen metric, and its links open a viewer."""
     from selenium.webdriver.support.ui import Select
 
+    _viewport(driver, 1280)
     driver.get(site["report"].as_uri())
-    names = lambda: [a.text for a in driver.find_elements("css selector", "#leaderboard > table tbody th a")]  # noqa: E731
+    names = lambda: [a.text for a in driver.find_elements(  # noqa: E731
+        "css selector", "#leaderboard .boards > .scroll table tbody th a")]
     assert names() == ["stay", "greedy"]
     Select(driver.find_element("id", "order-by")).select_by_value("evacuated_rate")
     assert names() == ["greedy", "stay"]
     assert _errors(driver) == []
+    Select(driver.find_element("id", "order-by")).select_by_value("")
+    driver.execute_script("window.scrollTo(0, 0)")
     _screenshot(driver, "report.png", tmp_path)
     driver.find_element("link text", "greedy").click()
     assert _wait(lambda: driver.execute_script("return !!window.emberbenchViewer"))
+    assert _errors(driver) == []
+
+
+def _viewport(driver, width: int, height: int = 900) -> None:  # noqa: ANN001
+    """Make the page's viewport exactly ``width`` CSS pixels wide."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+
+
+_OVERFLOW = """
+var doc = document.documentElement, out = {page: doc.scrollWidth - doc.clientWidth, boxes: {}};
+arguments[0].forEach(function (sel) {
+  var el = document.querySelector(sel), r = el.getBoundingClientRect();
+  out.boxes[sel] = {right: r.right - doc.clientWidth, left: r.left, inner: el.scrollWidth - el.clientWidth};
+});
+return out;
+"""
+
+
+@pytest.mark.parametrize("width", [1280, 800])
+def test_report_fits_the_screen(driver, site, width) -> None:  # noqa: ANN001
+    """Issue 27: the report opens with its summary, and at 1280 px neither the page nor the summary and the
+    leaderboard (its default metric group) scroll sideways; at 800 px only the wide tables scroll, inside
+    their own box. No console errors."""
+    _viewport(driver, width)
+    driver.get(site["report"].as_uri())
+    headings = [h.text for h in driver.find_elements("css selector", "section > h2, section summary h2")]
+    assert headings[:2] == ["Summary", "Leaderboard"] and headings[-1] == "Built from"
+    board = "#leaderboard .boards > .scroll"
+    found = driver.execute_script(_OVERFLOW, ["#summary", "#leaderboard", board])
+    assert found["page"] <= 0, f"the page scrolls sideways by {found['page']} px at {width} px"
+    for sel, box in found["boxes"].items():
+        assert box["right"] <= 0 and box["left"] >= 0, (width, sel, box)
+        if width == 1280:
+            assert box["inner"] <= 0, f"{sel} scrolls sideways by {box['inner']} px at 1280 px"
+    assert _errors(driver) == []
+
+
+def test_paired_bar_labels_read_in_order(driver, site) -> None:  # noqa: ANN001
+    """Issue 27 (defect 1), as drawn: in every paired bar the green, grey and red segments run left to right
+    in the order of the chart's title, and the numbers beside the bar follow the same order with their words."""
+    _viewport(driver, 1280)
+    driver.get(site["report"].as_uri())
+    charts = driver.execute_script("""
+      return Array.prototype.map.call(document.querySelectorAll("svg"), function (svg) {
+        var rows = svg.querySelectorAll("g.wlt-row");
+        if (!rows.length) { return null; }
+        return {title: svg.getAttribute("aria-label"), rows: Array.prototype.map.call(rows, function (g) {
+          var seg = {};
+          ["better", "tied", "worse"].forEach(function (w) {
+            var r = g.querySelector("rect.wlt-" + w), box = r.getBoundingClientRect();
+            seg[w] = {left: box.left, right: box.right, count: Number(r.dataset.count)};
+          });
+          return {segments: seg, text: g.querySelector("text.wlt-numbers").textContent};
+        })};
+      }).filter(function (c) { return c; });""")
+    assert len(charts) == 1
+    for chart in charts:
+        import re
+
+        words = re.search(r"paired episodes (\w+) / (\w+) / (\w+)", chart["title"]).groups()
+        assert words == ("better", "tied", "worse")
+        for row in chart["rows"]:
+            seg = row["segments"]
+            assert seg["better"]["right"] <= seg["tied"]["left"] + 0.5
+            assert seg["tied"]["right"] <= seg["worse"]["left"] + 0.5
+            said = re.findall(r"(\d+) (\w+)", row["text"])
+            assert [w for _, w in said] == list(words)
+            assert [int(n) for n, _ in said] == [seg[w]["count"] for w in words]
+    assert _errors(driver) == []
+
+
+def test_opening_an_episode_that_is_not_embedded(driver, site) -> None:  # noqa: ANN001
+    """Issue 27 (defect 2): #episode=N for a listed episode the page does not embed draws no map at all (it used
+    to draw episode 0's under the banner) and says it is not embedded, with the command that makes its page;
+    picking an embedded episode brings the map back."""
+    driver.get(site["page"].as_uri())
+    absent = int(driver.find_elements("css selector", "#episodes tbody tr.absent")[0].get_attribute("data-index"))
+    driver.get(site["page"].as_uri() + f"#episode={absent}")
+    driver.refresh()
+    assert driver.execute_script("return window.emberbenchViewer.episodeIndex()") is None
+    assert driver.execute_script("return window.emberbenchViewer.absentIndex()") == absent
+    assert not driver.find_element("id", "grid").is_displayed()
+    notice = driver.find_element("id", "notice")
+    assert notice.is_displayed() and f"Episode {absent} " in notice.text and "not embedded" in notice.text
+    assert f"emberbench view greedy.json --episode {absent}" in notice.text
+    link = notice.find_element("tag name", "a").get_attribute("href")
+    assert link.endswith(f"greedy.episode-{absent}.view.html")
+    embedded = driver.find_elements("css selector", "#episodes tbody tr:not(.absent)")[0]
+    index = int(embedded.get_attribute("data-index"))
+    embedded.click()
+    assert driver.execute_script("return window.emberbenchViewer.episodeIndex()") == index
+    assert driver.find_element("id", "grid").is_displayed() and not notice.is_displayed()
+    assert _errors(driver) == []
+
+
+_WRAPPED = """
+var out = [];
+document.querySelectorAll("#panel td, #panel th").forEach(function (cell) {
+  if (!cell.textContent) { return; }
+  var range = document.createRange(); range.selectNodeContents(cell);
+  var tops = {};
+  Array.prototype.forEach.call(range.getClientRects(), function (r) {
+    if (r.width > 0) { tops[Math.round(r.top)] = 1; }
+  });
+  if (Object.keys(tops).length > 1) { out.push(cell.textContent); }
+});
+return out;
+"""
+
+
+@pytest.mark.parametrize("width", [1280, 800])
+def test_viewer_panel_keeps_words_and_numbers_whole(driver, site, width) -> None:  # noqa: ANN001
+    """Issue 27: no cell of the side panel wraps (no metric name or number broken over two lines), the page does
+    not scroll sideways, and a decimal shows its exact fraction on hover."""
+    _viewport(driver, width)
+    driver.get(site["page"].as_uri())
+    assert driver.execute_script(_WRAPPED) == []
+    assert driver.execute_script(_OVERFLOW, ["#panel"])["page"] <= 0
+    exact = driver.execute_script("""return Array.prototype.map.call(document.querySelectorAll("#metrics td.exact"),
+        function (td) { return [td.textContent, td.title]; });""")
+    assert exact and all(title.startswith("exact: ") and "/" in title for _, title in exact)
+    for shown, title in exact:
+        num, den = (int(x) for x in title[len("exact: "):].split("/"))
+        assert abs(float(shown) - num / den) <= 5e-4 * max(1.0, abs(num / den))
+    assert _errors(driver) == []
+
+
+def test_stacked_casualties_show_how_many(driver, site, suite) -> None:  # noqa: ANN001
+    """Issue 27: casualties that fell on one cell are counted on it (drawn, listed in the panel, said on hover),
+    and the counts are the ones the simulator's replay gives."""
+    from collections import Counter
+
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    from emberbench.viewer.frames import casualty_cells
+
+    expected = {cell: n for cell, n in Counter(casualty_cells(suite.scenario("v1-pub-10-route-invalidation"),
+                                                              site["stacked_record"])).items() if n > 1}
+    assert expected, "the episode must hold a cell with several casualties"
+    driver.get(site["stacked"].as_uri())
+    driver.find_element("tag name", "body").send_keys(Keys.END)
+    stacks = {(r, c): n for r, c, n in driver.execute_script("return window.emberbenchViewer.stacks()")}
+    assert {cell: stacks.get(cell) for cell in expected} == expected
+    panel = driver.find_element("id", "stacks").text
+    (row, col), count = next(iter(expected.items()))
+    assert f"{count} at ({row}, {col})" in panel
+    cell = driver.execute_script("return window.emberbenchViewer.cellSize()")
+    grid = driver.find_element("id", "grid")
+    ActionChains(driver).move_to_element_with_offset(
+        grid, int((col + 0.5) * cell - grid.size["width"] / 2), int((row + 0.5) * cell - grid.size["height"] / 2)
+    ).perform()
+    assert grid.get_attribute("title") == f"{count} people on cell ({row}, {col})"
     assert _errors(driver) == []

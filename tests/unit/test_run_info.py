@@ -18,14 +18,28 @@ GOLDEN = ROOT / "tests" / "golden"
 
 
 def golden() -> dict:
-    return json.loads((GOLDEN / "run-info-1.0.json").read_text())
+    return json.loads((GOLDEN / "run-info-1.1.json").read_text())
 
 
 def test_golden_run_info_round_trips() -> None:
     """The golden sample parses and serializes back to its exact bytes."""
     info = RunInfo.from_dict(golden())
     assert info.state == "complete" and info.verification is not None and info.verification.verdict == "ok"
-    assert info.to_bytes() + b"\n" == (GOLDEN / "run-info-1.0.json").read_bytes()
+    assert info.model_usage is not None and info.model_usage.requests == 302
+    assert info.to_bytes() + b"\n" == (GOLDEN / "run-info-1.1.json").read_bytes()
+
+
+def test_a_version_1_0_run_info_is_still_read() -> None:
+    """A run-info written before execution accounting (1.0, no model_usage) reads, with no usage; written
+    again it is version 1.1 with model_usage null. A 1.0 run-info that carries model_usage is refused."""
+    old = json.loads((GOLDEN / "run-info-1.0.json").read_text())
+    info = RunInfo.from_dict(old)
+    assert info.model_usage is None
+    assert info.to_dict() == {**old, "run_info_version": "1.1", "model_usage": None}
+    with pytest.raises(RunInfoError, match="unknown key"):
+        RunInfo.from_dict({**old, "model_usage": None})
+    with pytest.raises(RunInfoError, match="missing key"):
+        RunInfo.from_dict({**old, "run_info_version": "1.1"})
 
 
 def test_future_run_info_is_refused() -> None:
@@ -47,6 +61,11 @@ def test_future_run_info_is_refused() -> None:
     ({"policy": "cmd:a\nb"}, "policy must be"),
     ({"verification": {"at": "2025-01-01T00:00:00Z", "by": "x", "verdict": "fine", "detail": ""}},
      "verdict must be one of"),
+    ({"model_usage": {"steps": 1}}, "model_usage: model usage must be an object with exactly the keys"),
+    ({"model_usage": [1]}, "model_usage: model usage must be"),
+    ({"model_usage": {**dict.fromkeys(["steps", "cache_hits", "requests", "retries", "prompt_tokens",
+                                       "completion_tokens", "latency_ms", "max_latency_ms"], 0), "requests": -1}},
+     "model_usage: requests must be a non-negative integer"),
 ])
 def test_run_info_validation(change, message) -> None:  # noqa: ANN001
     """Each malformed field is refused with a message naming it."""

@@ -52,6 +52,13 @@ class ModelUsage:
         summed["max_latency_ms"] = max(self.max_latency_ms, other.max_latency_ms)
         return ModelUsage(**summed)
 
+    def describe(self) -> str:
+        """One line for people: ``120 steps: 80 from the cache, 40 requests (2 retries), 9000 + 400 tokens, 12.3 s``."""
+        return (f"{self.steps} steps: {self.cache_hits} from the cache, {self.requests} requests "
+                f"({self.retries} retries), {self.prompt_tokens} prompt + {self.completion_tokens} completion "
+                f"tokens, {self.latency_ms / 1000:.1f} s waiting for the server (slowest step "
+                f"{self.max_latency_ms / 1000:.1f} s)")
+
     def to_dict(self) -> dict[str, int]:
         """The counts as a JSON object (integers only)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}

@@ -3,7 +3,7 @@
   "use strict";
   var DIRECTION = {};
   document.querySelectorAll("table.leaderboard thead th[data-metric]").forEach(function (th) {
-    DIRECTION[th.dataset.metric] = th.textContent.indexOf("\u2193") >= 0 ? 1 : -1;
+    DIRECTION[th.dataset.metric] = th.dataset.direction === "lower" ? 1 : -1;
   });
   var select = document.getElementById("order-by");
   document.querySelectorAll("table.leaderboard tbody").forEach(function (body) {
@@ -11,6 +11,9 @@
   });
   function order() {
     var metric = select.value, attr = metric.replace(/_/g, "-");
+    var th = metric && document.querySelector('table.leaderboard thead th[data-metric="' + metric + '"]');
+    var all = document.getElementById("show-all"), radio = th && document.getElementById("show-" + th.dataset.kind);
+    if (radio && all && !all.checked) { radio.checked = true; }  // show the column the rows are ordered by
     document.querySelectorAll("table.leaderboard tbody").forEach(function (body) {
       var rows = Array.prototype.slice.call(body.children);
       rows.sort(function (a, b) {

@@ -4,7 +4,7 @@
 (function () {
   "use strict";
   var DATA = JSON.parse(document.getElementById("emberbench-data").textContent);
-  if (DATA.viewer_data_version !== "1.0") {
+  if (DATA.viewer_data_version !== "1.1") {
     throw new Error("unsupported viewer data version " + DATA.viewer_data_version);
   }
   var MOVED = "NESW", WALL_BLOCKED = "nesw", PEOPLE_BLOCKED = "1234";
@@ -22,7 +22,8 @@
   var embeddedByIndex = {};
   DATA.episodes.forEach(function (ep, slot) { if (ep.index !== null) { embeddedByIndex[ep.index] = slot; } });
 
-  var view = { slot: -1, ep: null, sc: null, t: 0, playing: false, timer: null, cell: 8, rows: null, cols: null };
+  var view = { slot: -1, ep: null, sc: null, t: 0, playing: false, timer: null, cell: 8, rows: null, cols: null,
+               absent: null, stacks: [] };
 
   // -- decoding -----------------------------------------------------------------------------
   function decode(ep) {
@@ -94,10 +95,12 @@
     ctx.lineWidth = Math.max(1, s / 6);
     ctx.strokeStyle = COLOR.exit;
     sc.exits.forEach(function (e) { ctx.strokeRect(e[2] * s + ctx.lineWidth / 2, e[1] * s + ctx.lineWidth / 2, s - ctx.lineWidth, s - ctx.lineWidth); });
-    var rad = Math.max(1.2, s * 0.36), off = t * n;
+    var rad = Math.max(1.2, s * 0.36), off = t * n, onCell = {};
     for (var i = 0; i < n; i++) {
       var st = stateOf(ep, i, t);
       if (st === "evacuated" && ep.fate_step[i] < t) { continue; }  // gone: shown on its exit step only
+      var key = view.rows[off + i] * sc.width + view.cols[off + i];
+      onCell[key] = (onCell[key] || 0) + 1;
       var x = view.cols[off + i] * s + s / 2, y = view.rows[off + i] * s + s / 2;
       if (st === "casualty") {
         ctx.strokeStyle = COLOR.casualty; ctx.lineWidth = Math.max(1, s / 5);
@@ -119,7 +122,35 @@
         }
       }
     }
+    drawStacks(onCell);
     updatePanel();
+  }
+
+  // Several people on one cell (casualties stay where they fell, so they pile up): the count is drawn
+  // on the cell, listed in the panel and given on hover, so no one hides under another mark.
+  function drawStacks(onCell) {
+    var sc = view.sc, s = view.cell;
+    view.stacks = [];
+    Object.keys(onCell).forEach(function (k) {
+      if (onCell[k] > 1) { view.stacks.push([Math.floor(k / sc.width), k % sc.width, onCell[k]]); }
+    });
+    view.stacks.sort(function (a, b) { return a[0] - b[0] || a[1] - b[1]; });
+    var size = Math.max(9, Math.round(s * 0.62));
+    ctx.font = "bold " + size + "px system-ui, sans-serif";
+    ctx.textAlign = "center"; ctx.textBaseline = "middle";
+    ctx.lineWidth = 3; ctx.strokeStyle = "#ffffff"; ctx.fillStyle = "#111111";
+    view.stacks.forEach(function (st) {
+      var x = st[1] * s + s * 0.72, y = st[0] * s + s * 0.3;
+      ctx.strokeText(String(st[2]), x, y);
+      ctx.fillText(String(st[2]), x, y);
+    });
+  }
+
+  function peopleOn(row, col) {
+    for (var k = 0; k < view.stacks.length; k++) {
+      if (view.stacks[k][0] === row && view.stacks[k][1] === col) { return view.stacks[k][2]; }
+    }
+    return 0;
   }
 
   function setRows(table, rows) {
@@ -144,12 +175,16 @@
     setRows($("counts"), [
       ["inside", c.inside], ["evacuated", c.evacuated], ["casualties", c.casualty],
       ["stranded", c.stranded], ["burning cells", ep.burning[t]],
-      ["moves blocked by walls", c.wall], ["moves blocked by people", c.people]
+      ["moves blocked by walls", c.wall], ["moves blocked by people", c.people],
+      ["cells with several people", view.stacks.length]
     ]);
+    $("stacks").textContent = view.stacks.length ? "Several people on one cell (count at (row, column)): " +
+      view.stacks.map(function (st) {
+        return st[2] + "\u00a0at\u00a0(" + st[0] + ",\u00a0" + st[1] + ")"; }).join(", ") : "";
   }
 
   function showEpisodeInfo() {
-    var ep = view.ep, sc = view.sc, src = DATA.source;
+    var ep = view.ep, sc = view.sc;
     var rows = [["scenario", sc.id], ["seed", ep.seed]];
     if (ep.index !== null) { rows.unshift(["manifest index", ep.index]); }
     rows.push(["size", sc.height + " x " + sc.width], ["people", sc.people.length],
@@ -162,15 +197,22 @@
     ep.metrics.forEach(function (m) {
       var def = dirs[m[0]], tr = document.createElement("tr");
       var arrow = def.direction === "higher" ? "\u2191 better" : def.direction === "lower" ? "\u2193 better" : "";
-      [m[0], m[1] === null ? "undefined" : formatNumber(m[1]), m[2] === null ? "" : m[2], arrow].forEach(function (v, col) {
+      [m[0], m[1] === null ? "undefined" : formatNumber(m[1]), arrow].forEach(function (v, col) {
         var td = document.createElement("td");
         td.textContent = v;
-        if (col === 1) { td.className = "num"; }
         if (col === 0) { td.title = def.definition; }
+        if (col === 1) {
+          td.className = "num";
+          if (m[2] !== null && String(m[1]) !== m[2]) { td.title = "exact: " + m[2]; td.classList.add("exact"); }
+        }
         tr.appendChild(td);
       });
       body.appendChild(tr);
     });
+  }
+
+  function showSource() {
+    var src = DATA.source;
     var parts = [src.kind === "result" ? "result " + src.name + " (model " + src.model_id + ", sha256 " + src.result_digest + ")"
                                        : "record " + src.name + " (sha256 " + src.record_digest + ")"];
     if (src.manifest_hash) { parts.push("manifest " + src.manifest_hash); }
@@ -181,7 +223,7 @@
 
   function formatNumber(v) {
     if (Number.isInteger(v)) { return String(v); }
-    return v.toPrecision(4);
+    return String(Number(v.toPrecision(4)));  // 4 significant digits, no trailing zeros
   }
 
   // -- playback -----------------------------------------------------------------------------
@@ -212,8 +254,13 @@
     sel.value = String(SPEEDS[Math.max(0, Math.min(SPEEDS.length - 1, i))]);
   }
 
+  function setShown(on) {
+    ["grid", "controls", "legend", "detail"].forEach(function (id) { $(id).hidden = !on; });
+  }
+
   function load(slot) {
     setPlaying(false);
+    view.absent = null;
     view.slot = slot;
     view.ep = DATA.episodes[slot];
     view.sc = DATA.scenarios[view.ep.scenario];
@@ -222,31 +269,68 @@
     $("slider").max = String(view.ep.steps);
     $("steps").textContent = String(view.ep.steps);
     $("notice").hidden = true;
+    setShown(true);
     layout();
     showEpisodeInfo();
     go(0);
     markCurrent();
   }
 
-  function selectIndex(index) {
-    if (Object.prototype.hasOwnProperty.call(embeddedByIndex, index)) {
-      load(embeddedByIndex[index]);
-      if (history.replaceState) { history.replaceState(null, "", "#episode=" + index); }
-      return true;
-    }
-    var box = $("notice");
+  function listRow(index) {
+    var L = DATA.list;
+    if (!L) { return -1; }
+    for (var i = 0; i < L.index.length; i++) { if (L.index[i] === index) { return i; } }
+    return -1;
+  }
+
+  // An episode that is listed but not embedded: nothing of another episode stays on screen; the notice
+  // says so and gives the command (and, when known, the link) for a page that shows it.
+  function showAbsent(index) {
+    setPlaying(false);
+    view.absent = index;
+    setShown(false);
+    var box = $("notice"), L = DATA.list, row = listRow(index);
     box.textContent = "";
-    box.appendChild(document.createTextNode("Episode " + index + " is listed but not embedded in this page " +
-      "(a page embeds a bounded number of episodes). Make a page for it with: "));
-    var code = document.createElement("code");
-    code.textContent = (DATA.regenerate || "emberbench view RESULT --episode {index}").replace("{index}", String(index));
-    box.appendChild(code);
+    box.className = "absent";
+    if (row < 0) {
+      box.textContent = "Episode " + index + " is not an episode of this result" +
+        (L ? " (it has " + L.index.length + ", listed below)." : ".");
+    } else {
+      var sc = DATA.scenarios[L.scenario[row]];
+      box.appendChild(document.createTextNode("Episode " + index + " (" + sc.id + ", seed " + L.seed[row] +
+        ") is not embedded in this page, which embeds " + DATA.episodes.length + " of " + L.index.length +
+        " episodes. Make a page for it by running this in the folder of " + DATA.source.name + ": "));
+      var code = document.createElement("code");
+      code.textContent = (DATA.regenerate || "emberbench view RESULT --episode {index}").replace("{index}", String(index));
+      box.appendChild(code);
+      box.appendChild(document.createTextNode(" (it writes a new page for that episode beside the result)."));
+      if (DATA.regenerate_page) {
+        var link = document.createElement("a");
+        link.href = DATA.regenerate_page.replace("{index}", String(index));
+        link.textContent = "open that page";
+        box.appendChild(document.createTextNode(" Once made: "));
+        box.appendChild(link);
+        box.appendChild(document.createTextNode("."));
+      }
+    }
     box.hidden = false;
-    return false;
+    setRows($("episode"), row < 0 ? [["manifest index", index], ["embedded", "no"]] : [
+      ["manifest index", index], ["scenario", DATA.scenarios[L.scenario[row]].id], ["seed", L.seed[row]],
+      ["evacuated", L.evacuated[row]], ["casualties", L.casualties[row]], ["stranded", L.stranded[row]],
+      ["steps", L.steps[row]], ["embedded", "no"]]);
+    markCurrent();
+  }
+
+  function selectIndex(index) {
+    var embedded = Object.prototype.hasOwnProperty.call(embeddedByIndex, index);
+    if (embedded) { load(embeddedByIndex[index]); } else { showAbsent(index); }
+    if (history.replaceState) { history.replaceState(null, "", "#episode=" + index); }
+    return embedded;
   }
 
   function stepEpisode(delta) {
     var next = view.slot + delta;
+    if (view.absent !== null && delta < 0 && view.slot >= 0) { next = view.slot; }
     if (next >= 0 && next < DATA.episodes.length) {
       load(next);
       var idx = view.ep.index;
@@ -306,31 +390,40 @@
 
   function markCurrent() {
     var body = $("episodes").querySelector("tbody");
-    if (!body || !view.ep) { return; }
+    var current = view.absent !== null ? view.absent : view.ep ? view.ep.index : null;
+    if (!body || current === null) { return; }
     Array.prototype.forEach.call(body.children, function (tr) {
-      tr.classList.toggle("current", Number(tr.dataset.index) === view.ep.index);
+      tr.classList.toggle("current", Number(tr.dataset.index) === current);
     });
   }
 
   // -- wiring -------------------------------------------------------------------------------
-  $("play").addEventListener("click", function () { setPlaying(!view.playing); });
-  $("first").addEventListener("click", function () { setPlaying(false); go(0); });
-  $("last").addEventListener("click", function () { setPlaying(false); go(view.ep.steps); });
-  $("back").addEventListener("click", function () { setPlaying(false); go(view.t - 1); });
-  $("forward").addEventListener("click", function () { setPlaying(false); go(view.t + 1); });
-  $("slider").addEventListener("input", function () { setPlaying(false); go(Number($("slider").value)); });
+  function shown() { return view.ep !== null && view.absent === null; }
+  $("play").addEventListener("click", function () { if (shown()) { setPlaying(!view.playing); } });
+  $("first").addEventListener("click", function () { setPlaying(false); if (shown()) { go(0); } });
+  $("last").addEventListener("click", function () { setPlaying(false); if (shown()) { go(view.ep.steps); } });
+  $("back").addEventListener("click", function () { setPlaying(false); if (shown()) { go(view.t - 1); } });
+  $("forward").addEventListener("click", function () { setPlaying(false); if (shown()) { go(view.t + 1); } });
+  $("slider").addEventListener("input", function () { setPlaying(false); if (shown()) { go(Number($("slider").value)); } });
   $("helpbutton").addEventListener("click", function () { $("help").hidden = !$("help").hidden; });
-  window.addEventListener("resize", function () { if (view.ep) { layout(); draw(); } });
+  window.addEventListener("resize", function () { if (shown()) { layout(); draw(); } });
+  canvas.addEventListener("mousemove", function (ev) {
+    if (!shown()) { return; }
+    var box = canvas.getBoundingClientRect();
+    var col = Math.floor((ev.clientX - box.left) / view.cell), row = Math.floor((ev.clientY - box.top) / view.cell);
+    var count = peopleOn(row, col);
+    canvas.title = count > 1 ? count + " people on cell (" + row + ", " + col + ")" : "";
+  });
   document.addEventListener("keydown", function (ev) {
     var tag = ev.target && ev.target.tagName;
     if (tag === "INPUT" && ev.target.type !== "range" || tag === "SELECT" || tag === "TEXTAREA") { return; }
-    var handled = true;
+    var handled = true, on = shown();
     switch (ev.key) {
-      case " ": setPlaying(!view.playing); break;
-      case "ArrowRight": setPlaying(false); go(view.t + 1); break;
-      case "ArrowLeft": setPlaying(false); go(view.t - 1); break;
-      case "Home": setPlaying(false); go(0); break;
-      case "End": setPlaying(false); go(view.ep.steps); break;
+      case " ": if (on) { setPlaying(!view.playing); } break;
+      case "ArrowRight": setPlaying(false); if (on) { go(view.t + 1); } break;
+      case "ArrowLeft": setPlaying(false); if (on) { go(view.t - 1); } break;
+      case "Home": setPlaying(false); if (on) { go(0); } break;
+      case "End": setPlaying(false); if (on) { go(view.ep.steps); } break;
       case "+": case "=": changeSpeed(1); break;
       case "-": changeSpeed(-1); break;
       case "n": stepEpisode(1); break;
@@ -341,17 +434,31 @@
     if (handled) { ev.preventDefault(); }
   });
 
+  function fromHash() {
+    var m = DATA.list ? /episode=(\d+)/.exec(location.hash) : null;  // a record's page has one episode
+    return m ? Number(m[1]) : null;
+  }
+  window.addEventListener("hashchange", function () {
+    var wanted = fromHash();
+    if (wanted !== null && wanted !== (view.absent !== null ? view.absent : view.ep && view.ep.index)) { selectIndex(wanted); }
+  });
+
   buildPicker();
-  var start = DATA.start;
-  var m = /episode=(\d+)/.exec(location.hash);
-  if (m && Object.prototype.hasOwnProperty.call(embeddedByIndex, Number(m[1]))) { start = embeddedByIndex[Number(m[1])]; }
-  load(start);
-  if (m && !Object.prototype.hasOwnProperty.call(embeddedByIndex, Number(m[1]))) { selectIndex(Number(m[1])); }
+  showSource();
+  var asked = fromHash();
+  if (asked !== null && !Object.prototype.hasOwnProperty.call(embeddedByIndex, asked)) {
+    showAbsent(asked);  // never draw another episode under the notice
+  } else {
+    load(asked !== null ? embeddedByIndex[asked] : DATA.start);
+  }
   // For tests and the benchmark: time from navigation start to the first frame drawn.
   window.emberbenchViewer = {
     firstFrameMs: performance.now(),
     step: function () { return view.t; },
-    episodeIndex: function () { return view.ep.index; },
+    episodeIndex: function () { return shown() ? view.ep.index : null; },
+    absentIndex: function () { return view.absent; },
+    stacks: function () { return shown() ? view.stacks.slice() : []; },
+    cellSize: function () { return view.cell; },
     playing: function () { return view.playing; }
   };
 })();

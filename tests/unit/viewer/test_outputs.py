@@ -29,9 +29,9 @@ def test_link_is_never_an_output(tmp_path) -> None:  # noqa: ANN001
 
 
 def test_foreign_folder_is_refused(tmp_path) -> None:  # noqa: ANN001
-    """A non-empty folder that is not a previous report is refused unless forced."""
+    """A non-empty folder is refused unless forced; with --force the report is written among the other files."""
     (tmp_path / "notes.txt").write_text("mine")
-    with pytest.raises(PresentationError, match="not a previous EMBERBench report"):
+    with pytest.raises(PresentationError, match="is not empty; give --force"):
         ReportFolder(tmp_path, force=False)
     with ReportFolder(tmp_path, force=True) as folder:
         folder.write("index.html", b"x")
@@ -40,21 +40,49 @@ def test_foreign_folder_is_refused(tmp_path) -> None:  # noqa: ANN001
     assert sorted(p.name for p in tmp_path.iterdir()) == ["index.html", "notes.txt", REPORT_INDEX]
 
 
-def test_previous_report_is_replaced_and_its_stale_files_removed(tmp_path) -> None:  # noqa: ANN001
-    """A previous report's folder is rewritten without --force; files it alone had are removed."""
-    first = ReportFolder(tmp_path / "r", force=False)
-    first.write("index.html", b"1")
-    first.write("viewer/old.html", b"1")
-    first.finish()
-    second = ReportFolder(tmp_path / "r", force=False)
-    second.write("index.html", b"2")
-    second.finish()
-    assert (tmp_path / "r" / "index.html").read_bytes() == b"2"
-    assert not (tmp_path / "r" / "viewer" / "old.html").exists()
-    assert (tmp_path / "r" / REPORT_INDEX).exists()
-    (tmp_path / "r" / "extra.txt").write_text("someone else's")
-    with pytest.raises(PresentationError):
-        ReportFolder(tmp_path / "r", force=False)
+def _report(folder, files: dict[str, bytes], *, force: bool = False) -> ReportFolder:  # noqa: ANN001
+    with ReportFolder(folder, force=force) as f:
+        for name, data in files.items():
+            f.write(name, data)
+        f.finish()
+    return f
+
+
+def test_a_previous_report_is_replaced_only_with_force(tmp_path) -> None:  # noqa: ANN001
+    """Issue 27 (defect 3): rerunning into a report's folder (say with fewer results) is refused without --force,
+    leaving the previous report whole; with --force the new report replaces it whole (stale pages go)."""
+    out = tmp_path / "r"
+    _report(out, {"index.html": b"1", "viewer/a.html": b"1", "viewer/b.html": b"1"})
+    with pytest.raises(PresentationError, match="holds a previous report; give --force"):
+        ReportFolder(out, force=False)
+    assert (out / "viewer" / "b.html").read_bytes() == b"1"
+    second = _report(out, {"index.html": b"2", "viewer/a.html": b"2"}, force=True)
+    assert second.replaced
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == [
+        "index.html", REPORT_INDEX, "viewer", "viewer/a.html"]
+    assert (out / "index.html").read_bytes() == b"2"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]  # nothing left beside it
+
+
+def test_an_empty_folder_is_used(tmp_path) -> None:  # noqa: ANN001
+    """An existing empty folder takes the report without --force (the staging folder is renamed onto it)."""
+    out = tmp_path / "r"
+    out.mkdir()
+    folder = _report(out, {"index.html": b"1"})
+    assert not folder.replaced and sorted(p.name for p in out.iterdir()) == ["index.html", REPORT_INDEX]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]
+
+
+def test_a_folder_filled_while_the_report_is_built_is_not_overwritten(tmp_path) -> None:  # noqa: ANN001
+    """The emptiness checked at the start is checked again by the final rename: someone else's file wins."""
+    out = tmp_path / "r"
+    out.mkdir()
+    with pytest.raises(PresentationError, match="no longer empty"), ReportFolder(out, force=False) as f:
+        f.write("index.html", b"1")
+        (out / "theirs.txt").write_text("theirs")
+        f.finish()
+    assert sorted(p.name for p in out.iterdir()) == ["theirs.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]
 
 
 @pytest.mark.parametrize("name", ["../escape.html", "/abs.html"])
@@ -76,7 +104,7 @@ def test_a_report_that_fails_leaves_nothing(tmp_path, existing) -> None:  # noqa
             first.finish()
     before = sorted((p.relative_to(tmp_path).as_posix(), p.read_bytes() if p.is_file() else b"")
                     for p in tmp_path.rglob("*"))
-    with pytest.raises(RuntimeError), ReportFolder(out, force=False) as folder:
+    with pytest.raises(RuntimeError), ReportFolder(out, force=existing) as folder:
         folder.write("index.html", b"2")
         folder.write("viewer/m.html", b"2")
         raise RuntimeError("an input was refused")

@@ -47,7 +47,7 @@ def test_statistics_are_byte_identical_to_stats_and_compare(report, results, sui
 def test_markdown_sets_metrics_side_by_side(report) -> None:  # noqa: ANN001
     """The leaderboard has the model and the twelve metrics as columns, no combined score, a link per row."""
     md = (report.folder / "report.md").read_text()
-    board = md.split("## Leaderboard")[1].split("\n\n")[1].splitlines()
+    board = md.split("## Leaderboard")[1].split("\n\n")[2].splitlines()
     header = [c.strip() for c in board[0].strip("|").split("|")]
     assert header[0] == "model" and [h.split()[0] for h in header[1:]] == list(METRIC_NAMES)
     assert len(board) == 2 + 3
@@ -188,7 +188,7 @@ def test_a_refused_stats_file_leaves_a_previous_report_as_it_was(results, suite,
     before = _tree(tmp_path)
     with pytest.raises(PresentationError, match="differs from the statistics recomputed"):
         build_report([results["stay"], results["greedy"]], suite, out, baseline="stay", stats=[forged],
-                     resamples=200)
+                     resamples=200, force=True)
     assert _tree(tmp_path) == before
     assert forged.exists()
 
@@ -224,3 +224,159 @@ def test_a_new_report_folder_appears_whole_with_ordinary_permissions(results, su
     assert os.stat(out).st_mode & 0o777 == 0o777 & ~mask
     assert [p.name for p in (tmp_path / "a" / "b").iterdir()] == ["r"]
     assert (out / "report-files.json").is_file()
+
+
+def _wlt_charts(html: str) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Each paired bar chart of the page: its title, and per row the metric and the text beside the bar."""
+    charts = []
+    for svg in re.findall(r"<svg[^>]*>.*?</svg>", html, re.S):
+        if 'class="wlt-row"' not in svg:
+            continue
+        title = re.search(r'aria-label="([^"]*)"', svg).group(1)
+        rows = re.findall(r'<g class="wlt-row" data-metric="([^"]+)">.*?<text[^>]*>[^<]*</text>.*?'
+                          r'<text[^>]*x="\d+"[^>]*>([^<]*)</text></g>', svg, re.S)
+        charts.append((title, rows))
+    return charts
+
+
+def test_paired_bar_numbers_follow_its_title(report) -> None:  # noqa: ANN001
+    """Issue 27 (defect 1): the paired bar's numbers read in the order its title names them, so 32 better and
+    4 worse is never read as 4 tied. Every number also carries its word."""
+    html = (report.folder / "index.html").read_text()
+    charts = _wlt_charts(html)
+    assert len(charts) == 2
+    attr = {"better": "wins", "worse": "losses", "tied": "ties"}
+    checked_unequal = False
+    for title, rows in charts:
+        words = re.search(r"paired episodes (\w+) / (\w+) / (\w+)", title).groups()
+        assert sorted(words) == ["better", "tied", "worse"]
+        model = title.split(" - ")[0]
+        assert rows
+        for metric, text in rows:
+            cell = report.comparisons[model].overall.cells[metric]
+            numbers = [int(n) for n in re.findall(r"\d+", text)]
+            assert numbers == [getattr(cell, attr[w]) for w in words], (title, metric, text)
+            assert re.findall(r"[a-z]+", text) in ([], list(words))
+            checked_unequal |= cell.losses != cell.ties
+    assert checked_unequal, "the fixture must hold a metric whose worse and tied counts differ"
+
+
+def _positions(text: str, marks: list[str]) -> list[int]:
+    return [text.index(m) for m in marks]
+
+
+def test_report_leads_with_findings(report) -> None:  # noqa: ANN001
+    """Issue 27: the page and the Markdown open with a summary (best mean per metric, clear paired differences
+    in words with their intervals), then the leaderboard, comparisons and figures; provenance last, folded."""
+    html = (report.folder / "index.html").read_text()
+    order = ['id="summary"', 'id="leaderboard"', 'id="comparisons"', 'id="egress"', 'id="heatmaps"',
+             'id="provenance"']
+    assert _positions(html, order) == sorted(_positions(html, order))
+    provenance = html[html.index('id="provenance"'):]
+    assert provenance.index("<details>") < provenance.index(report.suite.hash)
+    summary = html[html.index('id="summary"'):html.index('id="leaderboard"')]
+    # the best mean of every metric with a direction, and none for the exit metrics
+    assert summary.count('<tr data-metric="') == 9 and 'data-metric="exit_balance"' not in summary
+    best = re.search(r'<tr data-metric="casualty_rate"><th scope="row">[^<]*</th><td class="who">([^<]*)</td>',
+                     summary).group(1)
+    means = {m: report.aggregates[m].overall.cells["casualty_rate"].mean for m in report.aggregates}
+    assert set(best.split(", ")) == {m for m, v in means.items() if v == min(means.values())}
+    # every clear paired difference is said in words, with its interval
+    clear = [(m, metric, c) for m, s in report.comparisons.items() for metric, c in s.overall.cells.items()
+             if c.lower is not None and (c.lower > 0 or c.upper < 0) and metric not in ("exits_used", "max_exit_share",
+                                                                                      "exit_balance")]
+    assert clear, "the fixture must hold a clear paired difference"
+    for model, metric, _ in clear:
+        item = re.search(rf'<li data-model="{model}">(.*?)</ul></li>', summary).group(1)
+        assert re.search(rf"<li>{metric} [\u2191\u2193]: [+-]?[0-9.e-]+ \[[+-]?[0-9.e-]+, ", item)
+    md = (report.folder / "report.md").read_text()
+    heads = ["## Summary", "## Leaderboard", "## Paired comparisons", "## Built from"]
+    assert _positions(md, heads) == sorted(_positions(md, heads))
+    assert "<details>" in md[md.index("## Built from"):]
+
+
+def test_leaderboard_marks_the_best_and_groups_columns(report) -> None:  # noqa: ANN001
+    """The best mean of each directed column is marked (page: a star, Markdown: bold); columns carry their kind."""
+    html = (report.folder / "index.html").read_text()
+    board = html[html.index('id="leaderboard"'):html.index("<h3>By scenario")]
+    for kind in ("outcome", "behaviour", "proxy", "descriptive", "all"):
+        assert f'id="show-{kind}"' in board
+    assert board.count('class="k-outcome best"') >= 5
+    assert 'class="k-descriptive best"' not in board
+    md = (report.folder / "report.md").read_text()
+    table = md.split("## Leaderboard")[1].split("\n\n")[2].splitlines()
+    col = 1 + list(METRIC_NAMES).index("evacuated_rate")
+    cells = {r.split("|")[1].strip(): r.split("|")[1 + col].strip() for r in table[2:]}
+    means = {m: report.aggregates[m].overall.cells["evacuated_rate"].mean for m in report.aggregates}
+    top = max(means.values())
+    for row_link, text in cells.items():
+        model = re.match(r"\[([^\]]+)\]", row_link).group(1)
+        assert text.startswith("**") == (means[model] == top)
+
+
+def test_a_missing_interval_says_why(report) -> None:  # noqa: ANN001
+    """Issue 27 (defect 9): a scenario group of 2 episodes has no interval; page and Markdown say n 2 < 5
+    instead of printing [-, -]."""
+    html = (report.folder / "index.html").read_text()
+    md = (report.folder / "report.md").read_text()
+    assert "[-, -]" not in html and "[-, -]" not in md
+    assert "no interval: n 2 &lt; 5" in html and "no interval: n 2 < 5" in md
+
+
+def test_identical_values_with_different_intervals_are_explained(results, suite, tmp_path) -> None:  # noqa: ANN001
+    """Issue 27 (defect 9): two results with identical per-episode values get different intervals, because the
+    statistics specification seeds each interval's bootstrap by its result digest. The report says so, naming
+    the models, instead of leaving the difference unexplained."""
+    from emberbench.evaluation.runner import run_evaluation
+    from tests.viewer_data import small_manifest
+
+    twin = tmp_path / "greedy-twin.json"
+    run_evaluation(small_manifest(suite), suite, "greedy", "greedy-twin", twin)
+    built = build_report([results["stay"], results["greedy"], twin], suite, tmp_path / "r", resamples=200)
+    differ = [m for m in METRIC_NAMES
+              if (a := built.aggregates["greedy"].overall.cells[m]).mean == (b := built.aggregates["greedy-twin"]
+                                                                            .overall.cells[m]).mean
+              and (a.lower, a.upper) != (b.lower, b.upper)]  # the statistics are left as specified
+    assert differ, "the fixture must hold a metric whose intervals differ"
+    for text in ((built.folder / "index.html").read_text(), (built.folder / "report.md").read_text()):
+        note = re.search(r"greedy, greedy-twin have identical per-episode values of ([a-z_, ]+), yet their "
+                         r"intervals differ\.[^<\n]*", text)
+        assert note and "seeded by its result" in note.group(0)
+        assert set(differ) <= set(note.group(1).split(", "))
+
+
+def test_a_failed_report_leaves_nothing_and_the_corrected_rerun_is_accepted(results, suite, tmp_path) -> None:  # noqa: ANN001
+    """Issue 27 (defect 3), the reported case: results of two manifests fail only after the first result was
+    verified and its viewer page written; nothing reaches --out (nor beside it), and the corrected rerun into
+    the same --out is accepted without --force."""
+    from emberbench.evaluation.runner import run_evaluation
+    from tests.viewer_data import small_manifest
+
+    other = tmp_path / "inputs" / "other-manifest.json"
+    other.parent.mkdir()
+    run_evaluation(small_manifest(suite, seeds=(7,)), suite, "greedy", "greedy", other)
+    for existing in (False, True):
+        out = tmp_path / "work" / "r240"
+        if existing:
+            out.mkdir(parents=True)
+        with pytest.raises(PresentationError, match="only results of one manifest compare"):
+            build_report([results["stay"], other], suite, out, resamples=200)
+        assert sorted(p.relative_to(tmp_path).as_posix() for p in (tmp_path / "work").rglob("*")) == (
+            ["work/r240"] if existing else [])
+    built = build_report([results["stay"], results["greedy"]], suite, out, resamples=200)
+    assert (built.folder / "index.html").is_file() and not built.replaced
+
+
+def test_rerunning_with_fewer_results_needs_force(results, suite, tmp_path) -> None:  # noqa: ANN001
+    """Issue 27 (defect 3): a rerun into a report's folder is refused without --force (the previous report,
+    viewer pages included, stays whole); with --force it replaces the previous report whole."""
+    out = tmp_path / "r"
+    build_report([results["stay"], results["greedy"], results["fire-aware"]], suite, out, resamples=200)
+    before = _tree(tmp_path)
+    with pytest.raises(PresentationError, match="holds a previous report; give --force"):
+        build_report([results["stay"], results["greedy"]], suite, out, resamples=200)
+    assert _tree(tmp_path) == before
+    built = build_report([results["stay"], results["greedy"]], suite, out, resamples=200, force=True)
+    assert built.replaced and not (out / f"viewer/{model_slug('fire-aware')}.html").exists()
+    present = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert present == sorted([*built.files, "report-files.json"])

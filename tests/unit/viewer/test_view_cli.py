@@ -74,3 +74,46 @@ def test_report_and_plot_commands(results, tmp_path) -> None:  # noqa: ANN001
 def test_plot_kind_is_a_choice(results, tmp_path, kind) -> None:  # noqa: ANN001
     """An unknown figure kind is a usage error (exit 2)."""
     assert _run("plot", kind, results["stay"], "--out", tmp_path / "x.png").exit_code == 2
+
+
+def _document(page) -> dict:  # noqa: ANN001
+    import re
+
+    text = page.read_text()
+    return json.loads(re.search(r'id="emberbench-data">(.*?)</script>', text, re.S).group(1))
+
+
+def test_the_command_a_page_shows_for_a_missing_episode_works(result36, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Issue 27 (defect 2): the command a page shows for an episode it does not embed writes a new page for
+    that episode (NAME.episode-N.view.html) instead of failing on the page it came from; the page links to it."""
+    import shlex
+    import shutil
+
+    folder = tmp_path / "work"
+    folder.mkdir()
+    shutil.copy(result36, folder / "greedy.json")
+    monkeypatch.chdir(folder)
+    assert _run("view", "greedy.json", "--embed", "5").exit_code == 0
+    doc = _document(folder / "greedy.view.html")
+    missing = next(i for i in doc["list"]["index"] if i not in {e["index"] for e in doc["episodes"]})
+    command = shlex.split(doc["regenerate"].replace("{index}", str(missing)))
+    assert command[:2] == ["emberbench", "view"]
+    res = _run(*command[1:])
+    assert res.exit_code == 0, res.output
+    page = folder / f"greedy.episode-{missing}.view.html"
+    assert doc["regenerate_page"].replace("{index}", str(missing)) == page.name
+    shown = _document(page)
+    assert shown["episodes"][0]["index"] == missing
+    again = _run(*command[1:])  # the same command again: the page exists, --force replaces it
+    assert again.exit_code == 1 and "--force" in again.output
+    assert sorted(p.name for p in folder.iterdir()) == sorted(["greedy.json", "greedy.view.html", page.name])
+
+
+def test_a_page_elsewhere_links_back_to_the_episode_pages(result36, tmp_path) -> None:  # noqa: ANN001
+    """A page written with --out into another folder links to where the command writes (beside the result)."""
+    out = tmp_path / "pages" / "g.html"
+    out.parent.mkdir()
+    assert _run("view", result36, "--embed", "5", "--out", out).exit_code == 0
+    link = _document(out)["regenerate_page"]
+    target = (out.parent / link.replace("{index}", "7")).resolve()
+    assert target == result36.parent.resolve() / f"{result36.stem}.episode-7.view.html"
