@@ -93,3 +93,27 @@ def test_records_put_elsewhere_are_not_looked_up_per_episode(tmp_path, suite, ma
     assert not [key for name, key in about_records if name == "size"]
     # The journal's own check that each key it references is stored (a request on S3 unless noted as stored).
     assert len(about_records) == len(set(about_records)) == len(records)
+
+
+def test_a_journal_batch_checks_its_keys_under_one_guard(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """A batch of journal entries checks that the records it references are stored under one writer guard
+    (on a local store a lock file opened and locked), not one per entry; a missing key is still refused."""
+    from emberbench.store import ObjectNotFoundError
+
+    store = open_store(tmp_path / "s")
+    keys = [store.put(f"record {i}".encode()) for i in range(10)]
+    guards: list[int] = []
+    real = type(store.backend).writer_guard
+
+    def counting(backend):  # noqa: ANN001, ANN202
+        guards.append(1)
+        return real(backend)
+
+    with store.open_journal("run-batch") as journal:
+        monkeypatch.setattr(type(store.backend), "writer_guard", counting)
+        journal.append_many([({"index": i}, [key]) for i, key in enumerate(keys)])
+        assert len(guards) == 1
+        with pytest.raises(ObjectNotFoundError):
+            journal.append_many([({"index": 10}, [keys[0]]), ({"index": 11}, ["0" * 64])])
+        monkeypatch.undo()
+    assert [e.data["index"] for e in store.read_journal("run-batch").entries] == list(range(10))
