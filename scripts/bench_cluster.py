@@ -169,6 +169,13 @@ def _work(spec: dict[str, Any], mark: Callable[[str], None]) -> None:
 
     suite = load_suite(spec.get("suite"))
     executor, workers = spec["executor"], spec["workers"]
+    if spec["what"] == "start":  # Ray's start-up as a run pays it: the session, then workers ready to play
+        from emberbench.cluster import ray_executor
+
+        with ray_executor(suite, "greedy", workers=workers):
+            mark("end")
+        mark("up")
+        return
     if spec["what"] == "calibrate":
         from emberbench.generate import calibrate_suite, write_calibration
 
@@ -273,6 +280,120 @@ def cost(args: argparse.Namespace) -> None:
                   + ", ".join(f"{k} {v:.2f}" for k, v in shown))
 
 
+# -- ceiling: what one coordinator takes in ------------------------------------------------------
+
+SMALLEST = "v1-pub-01-single-exit-sparse"
+
+
+def ceiling(args: argparse.Namespace) -> None:
+    """Episodes per second one coordinator takes in, in process (fed pre-played outcomes) and on Ray."""
+    from _proc_cpu import measure
+
+    from emberbench.results.manifest import write_manifest
+    from emberbench.sim.suite import load_suite
+
+    suite = load_suite()
+    manifest = build_manifest(suite, list(range(args.episodes)), scenario_ids=[SMALLEST])
+    base = Path(tempfile.mkdtemp(prefix="bench-ceiling-", dir=args.dir))
+    try:
+        write_manifest(manifest, base / "m.json")
+        rows = []
+        for i in range(args.repeat):
+            rows.append(_coordinator_in_process(suite, manifest, base / f"local{i}", args.profile and i == 0))
+        print(f"in process, {args.episodes} pre-played episodes of 'stay' on {SMALLEST}, a fresh local store:")
+        for wall, cpu in rows:
+            print(f"  {wall:6.2f} s wall, {cpu:6.2f} CPU s: {args.episodes / wall:7.0f} episodes/s by the wall clock, "
+                  f"{args.episodes / cpu:7.0f} per CPU second of the coordinator")
+        if args.no_ray:
+            return
+        job = {"what": "run", "executor": "ray", "workers": args.workers, "policy": "stay",
+               "manifest": str(base / "m.json"), "out": str(base / "ray.json"), "store": str(base / "st-ray")}
+        measured = measure([sys.executable, __file__, "child", json.dumps(job)])
+        driver = measured.kinds_between("up", "end").get("driver", 0.0)
+        print(f"on Ray ({args.workers} workers playing 'stay' on {SMALLEST}), work window "
+              f"{measured.window_wall():.2f} s wall: the driver spent {driver:.2f} CPU s = "
+              f"{1000 * driver / args.episodes:.3f} ms per episode, so one driver takes in up to "
+              f"{args.episodes / max(driver, 1e-9):.0f} episodes/s; {' '.join(measured.lines)}")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _coordinator_in_process(suite: Any, manifest: EvaluationManifest, folder: Path, profile: bool) -> tuple[float, float]:
+    """Wall and CPU seconds of run_evaluation fed outcomes played beforehand (the coordinator alone)."""
+    from emberbench.evaluation.runner import play_to_outcome, run_evaluation, stored_behind
+    from emberbench.evaluation.store_runner import open_store
+    from emberbench.policies.spec import resolve_policy
+
+    factory = resolve_policy("stay")
+    played = {e.index: play_to_outcome(suite, e, factory) for e in manifest.episodes}
+
+    class Played:
+        def __init__(self, store: Any) -> None:
+            self.store = store
+
+        def run(self, tasks: Any) -> Any:
+            return stored_behind(self.store, (played[e.index] for e in tasks), len(tasks))
+
+    folder.mkdir(parents=True)
+    store = open_store(folder / "store")
+    profiler = None
+    if profile:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+    wall, cpu = time.perf_counter(), time.process_time()
+    run_evaluation(manifest, suite, "stay", "m", folder / "out.json", executor=Played(store), store=store)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    if profiler is not None:
+        import pstats
+
+        profiler.disable()
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
+    return wall, cpu
+
+
+# -- crossover: the constants of the executor choice ---------------------------------------------
+
+
+def crossover(args: argparse.Namespace) -> None:
+    """Measure RAY_START_SECONDS and STEP_SECONDS of emberbench.evaluation.executor_choice."""
+    from _proc_cpu import measure
+
+    from emberbench.evaluation import executor_choice as choice
+    from emberbench.evaluation.runner import play_to_outcome
+    from emberbench.policies.spec import resolve_policy
+    from emberbench.sim.suite import load_suite
+
+    suite = load_suite()
+    manifest = build_manifest(suite, list(range(args.seeds)))
+    size = {sc.id: sc.max_steps * (1 + sc.height * sc.width / choice.CELLS_SCALE) for sc in suite.scenarios}
+    steps = sum(size[e.scenario_id] for e in manifest.episodes)
+    print(f"seconds per step (x (1 + cells / {choice.CELLS_SCALE})), {len(manifest.episodes)} episodes of the "
+          "public suite in this process, best of 3:")
+    for policy in choice.STEP_SECONDS:
+        factory = resolve_policy(policy)
+        best = math.inf
+        for _ in range(3):
+            cpu = time.process_time()
+            for entry in manifest.episodes:
+                play_to_outcome(suite, entry, factory)
+            best = min(best, time.process_time() - cpu)
+        print(f"  {policy:12} {best / steps * 1e6:8.1f} us (in the code: {choice.STEP_SECONDS[policy] * 1e6:.1f} us); "
+              f"{1000 * best / len(manifest.episodes):.2f} ms per episode")
+    starts = []
+    for _ in range(args.repeat):
+        job = {"what": "start", "workers": args.workers, "executor": "ray"}
+        measured = measure([sys.executable, __file__, "child", json.dumps(job)])
+        starts.append((measured.wall["end"], measured.cpu["end"]))
+        print(f"  Ray start-up, {args.workers} workers ready: {measured.wall['end']:.2f} s wall, "
+              f"{measured.cpu['end']:.2f} CPU s (load average {os.getloadavg()[0]:.2f})")
+    wall = statistics.median(w for w, _ in starts)
+    print(f"RAY_START_SECONDS: median {wall:.2f} s (in the code: {choice.RAY_START_SECONDS:.2f} s); break-even work "
+          f"on {args.workers} CPUs: {choice.RAY_START_SECONDS / (choice.RAY_GAIN - choice.RAY_CPU_RATIO / args.workers):.1f} s "
+          f"with the code's constants, {wall / (choice.RAY_GAIN - choice.RAY_CPU_RATIO / args.workers):.1f} s with this start-up")
+
+
 def fmt(values: list[float]) -> str:
     return f"median {statistics.median(values):.3f} ({', '.join(f'{v:.3f}' for v in values)})"
 
@@ -291,6 +412,17 @@ def main() -> None:
     p.add_argument("--policy", default="fire-aware")
     p.add_argument("--dir", type=Path, default=None, help="scratch folder (default: a temp folder)")
     p.add_argument("--repeat", type=int, default=3, help="timings of each verify, best one kept")
+    p = sub.add_parser("ceiling", help="episodes per second one coordinator takes in")
+    p.add_argument("--episodes", type=int, default=4000)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--repeat", type=int, default=2, help="in-process measurements")
+    p.add_argument("--profile", action="store_true", help="cProfile the first in-process measurement")
+    p.add_argument("--no-ray", action="store_true")
+    p.add_argument("--dir", type=Path, default=None, help="scratch folder (default: a temp folder)")
+    p = sub.add_parser("crossover", help="the constants of the automatic executor choice")
+    p.add_argument("--seeds", type=int, default=5, help="public suite episodes per scenario for the step costs")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--repeat", type=int, default=3, help="Ray start-ups timed")
     p = sub.add_parser("cost", help="CPU seconds and wall time of the same work in process and on Ray")
     p.add_argument("--what", choices=("run", "calibrate"), default="run")
     p.add_argument("--episodes", type=int, default=2000)
@@ -300,7 +432,7 @@ def main() -> None:
     p.add_argument("--pairs", type=int, default=2, help="back-to-back pairs, the first side alternating")
     p.add_argument("--dir", type=Path, default=None, help="scratch folder (default: a temp folder)")
     args = parser.parse_args(argv)
-    {"scaling": scaling, "cost": cost}[args.command](args)
+    {"scaling": scaling, "cost": cost, "ceiling": ceiling, "crossover": crossover}[args.command](args)
 
 
 if __name__ == "__main__":
