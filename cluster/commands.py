@@ -26,7 +26,7 @@ from .auth import RayAuthenticator
 from .executor import RayExecutor
 from .reducer import RayMapper
 from .resources import NO_EXTRA, WorkerResources
-from .session import ray_session
+from .session import check_embedded_workers, ray_session
 
 
 def run_on_ray(manifest: EvaluationManifest, suite: Suite, policy: str, model_id: str, out: str | Path, *,
@@ -34,7 +34,7 @@ def run_on_ray(manifest: EvaluationManifest, suite: Suite, policy: str, model_id
                runtime_env: dict[str, Any] | None = None, agent_timeout: float | None = None,
                agent_log: str | None = None, resume: bool = True, progress: Progress | None = None, checkpoint_every: int = 0,
                checkpoint_seconds: float = 60.0, drive: DriveOptions = ONE_AT_A_TIME,
-               resources: WorkerResources | None = None) -> RunSummary:
+               resources: WorkerResources | None = None, tags: tuple[str, ...] = ()) -> RunSummary:
     """Run an evaluation with episode workers on Ray (embedded, or the cluster at ``address``).
 
     The output is locked before Ray starts; resume authentication replays on
@@ -54,6 +54,7 @@ def run_on_ray(manifest: EvaluationManifest, suite: Suite, policy: str, model_id
     """
     # The output is claimed before Ray starts, so a second run on it is refused at once; so is a resume
     # under another policy (the output's sidecar, the journal header), before Ray's slow start.
+    check_embedded_workers(address, workers)
     with claim_output(out) as lock:
         check_before_start(manifest, model_id, out, policy, store=store, resume=resume)
         with ray_executor(suite, policy, store=store, workers=workers, address=address, runtime_env=runtime_env,
@@ -61,7 +62,8 @@ def run_on_ray(manifest: EvaluationManifest, suite: Suite, policy: str, model_id
                           resources=resources) as executor:
             return run_evaluation(manifest, suite, policy, model_id, out, resume=resume, executor=executor,
                                   store=store, progress=progress, checkpoint_every=checkpoint_every,
-                                  checkpoint_seconds=checkpoint_seconds, policy_spec=policy, output_lock=lock)
+                                  checkpoint_seconds=checkpoint_seconds, policy_spec=policy, output_lock=lock,
+                                  tags=tags)
 
 
 @contextlib.contextmanager
@@ -115,12 +117,12 @@ def audit_on_ray(store: Any, suite: Suite, *, workers: int | None = None, addres
 
 
 def verify_run_on_ray(store: Any, short_id: str, suite: Suite, *, workers: int | None = None,
-                      address: str | None = None, keyring: Any = None) -> Any:
+                      address: str | None = None, keyring: Any = None, record: bool = True) -> Any:
     """:func:`emberbench.runs.verify.verify_run` with records replayed in parallel."""
     from emberbench.runs.verify import verify_run
 
     with ray_session(address, workers=workers) as info, RayAuthenticator(info.workers) as authenticator:
-        return verify_run(store, short_id, suite, authenticator=authenticator, keyring=keyring)
+        return verify_run(store, short_id, suite, authenticator=authenticator, keyring=keyring, record=record)
 
 
 def aggregate_on_ray(path: str | Path, suite: Suite, resamples: int, *, workers: int | None = None,

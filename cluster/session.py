@@ -145,14 +145,31 @@ def _keep_sigterm_handler() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
+def check_embedded_workers(address: str | None, workers: int | None) -> None:
+    """Refuse ``--workers`` beyond this machine's CPUs for an embedded instance (``address`` None).
+
+    Cheap, so a command calls it before anything slow or anything on disk;
+    a cluster's CPUs are counted once it is joined.
+
+    Raises:
+        ClusterError: more workers than CPUs on an embedded instance.
+    """
+    from .hygiene import local_cpus
+
+    if address is not None or workers is None:
+        return
+    available = local_cpus()
+    if workers > available:
+        raise ClusterError(f"--workers {workers} exceeds the {available} CPUs of this machine "
+                           "(an embedded Ray instance runs one worker per CPU)")
+
+
 def _start_embedded(ray: ModuleType, workers: int | None, kwargs: dict[str, Any]) -> None:
     """``ray.init`` of an embedded instance, sized to ``workers`` (checked against this machine first)."""
     from .hygiene import ensure_private_token, local_cpus
 
+    check_embedded_workers(None, workers)
     available = local_cpus()
-    if workers is not None and workers > available:
-        raise ClusterError(f"--workers {workers} exceeds the {available} CPUs of this machine "
-                           "(an embedded Ray instance runs one worker per CPU)")
     ensure_private_token()
     ray.init(address="local", num_cpus=workers or available, include_dashboard=False,
              object_store_memory=EMBEDDED_OBJECT_STORE_BYTES, _system_config=dict(EMBEDDED_SYSTEM_CONFIG), **kwargs)

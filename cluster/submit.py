@@ -23,10 +23,12 @@ client is one :class:`ClusterError` line.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import shlex
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -136,7 +138,8 @@ def _client(address: str, connect_timeout: float) -> Any:
 
     def connect() -> Any:
         try:
-            return JobSubmissionClient(url)
+            with _quiet_ray_logs():
+                return JobSubmissionClient(url)
         except ImportError as exc:  # the client imports its dashboard packages lazily too
             raise ClusterError(f"submit needs Ray's job-submission client ({_one_line(exc)}): "
                                f"{SUBMIT_EXTRA_HINT}") from None
@@ -167,9 +170,31 @@ def submit(address: str, args: Sequence[str], *, working_dir: Path | None = None
     env = job_runtime_env(working_dir or project_root(), runtime_env)
     client = _client(address, connect_timeout)
     try:
-        return client.submit_job(entrypoint=f"{ENTRYPOINT} {shlex.join(args)}", runtime_env=env)
+        with _quiet_ray_logs():  # packing and uploading log to stderr, which holds only the command's error
+            return client.submit_job(entrypoint=f"{ENTRYPOINT} {shlex.join(args)}", runtime_env=env)
     except Exception as exc:  # noqa: BLE001 - whatever the client raises is one line
         raise ClusterError(f"job submission to {address} failed: {_one_line(exc)}") from None
+
+
+@contextlib.contextmanager
+def _quiet_ray_logs() -> Iterator[None]:
+    """Keep Ray's client-side log records below ERROR off stderr (the working folder's packing and upload).
+
+    ``submit`` reports on stdout (the job id, the job's own output) and, on
+    failure, one line on stderr; Ray's INFO and WARNING records about
+    packing the working folder are neither.
+    """
+    # Ray's SDK modules set their loggers' own levels, so the records are held back where they are
+    # written out: at the handlers Ray installs on its "ray" logger (and the root's, if they propagate).
+    handlers = [*logging.getLogger("ray").handlers, *logging.getLogger().handlers]
+    levels = [handler.level for handler in handlers]
+    for handler in handlers:
+        handler.setLevel(max(handler.level, logging.ERROR))
+    try:
+        yield
+    finally:
+        for handler, level in zip(handlers, levels):
+            handler.setLevel(level)
 
 
 def follow(address: str, job_id: str, *, write: Callable[[str], Any] = sys.stdout.write,
@@ -186,7 +211,8 @@ def follow(address: str, job_id: str, *, write: Callable[[str], Any] = sys.stdou
             write(lines)
 
     try:
-        asyncio.run(tail())
+        with _quiet_ray_logs():
+            asyncio.run(tail())
         status = str(client.get_job_status(job_id).value)
     except Exception as exc:  # noqa: BLE001 - whatever the client raises is one line
         raise ClusterError(f"cannot follow job {job_id} at {address}: {_one_line(exc)}") from None

@@ -105,6 +105,7 @@ class EpisodeWorker:
     def __init__(self, policy: str, store_root: str | None, agent_timeout: float | None,
                  agent_log: str | None = None, drive: DriveOptions = ONE_AT_A_TIME) -> None:
         self.node_id = _node_id()
+        self.host = socket.gethostname() or "unknown"
         self.drive = drive
         self.suite: Suite | None = None
         self.suite_hash = ""
@@ -161,7 +162,7 @@ class EpisodeWorker:
                 outcomes.append(outcome)
         finally:
             played.close()  # episodes still in flight (a store fault) are given up and their policies closed
-        return encode_reply(self.node_id, time.perf_counter() - start, outcomes), error
+        return encode_reply(self.node_id, self.host, time.perf_counter() - start, outcomes), error
 
     def _suite(self, suite_hash: str, suite_holder: list[Any]) -> Suite:
         if self.suite is None or self.suite_hash != suite_hash:

@@ -1,9 +1,11 @@
 """EMBERBench: a reference benchmark for evacuation decision-making under fire.
 
 The public Python API is the list ``__all__`` below, walked through in
-docs/api.md: build a manifest, run an evaluation (to a file, or in memory),
-load and verify results, pair them, compute aggregate and paired
-statistics, and write a policy for the ``Observation`` it receives. The
+docs/api.md: build a manifest, run an evaluation (to a file, or in memory,
+in process or on Ray), load and verify results, pair them, compute aggregate
+and paired statistics, show them as tables (in Jupyter, in a terminal, in
+pandas or Arrow), export them, write reports, viewer pages and plots, and
+write a policy for the ``Observation`` it receives. The
 names are re-exported lazily (PEP 562 ``__getattr__``): ``import emberbench``
 stays cheap and pulls in neither numpy, ray nor the store; a name's module is
 imported the first time the name is used.
@@ -64,7 +66,7 @@ _EXPORTS: dict[str, str] = {
     "write_manifest": "emberbench.results.manifest",
     "RunSummary": "emberbench.evaluation.runner",
     "run_evaluation": "emberbench.evaluation.runner",
-    "evaluate": "emberbench.evaluation.in_memory",
+    "evaluate": "emberbench.api.evaluate",
     "EvaluationResult": "emberbench.results.artifact",
     "load_result": "emberbench.results.artifact",
     "verify_artifact": "emberbench.results.stream",
@@ -90,6 +92,12 @@ _EXPORTS: dict[str, str] = {
     "Policy": "emberbench.records.episode",
     "PolicyFactory": "emberbench.policies.spec",
     "resolve_policy": "emberbench.policies.spec",
+    "report": "emberbench.api.presentation",
+    "view": "emberbench.api.presentation",
+    "plot": "emberbench.api.presentation",
+    "export_episodes": "emberbench.api.exports",
+    "run_catalog": "emberbench.api.exports",
+    "Table": "emberbench.tables.table",
 }
 
 

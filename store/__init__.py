@@ -34,8 +34,10 @@ from .errors import (
     LockError,
     NotLocalStoreError,
     ObjectNotFoundError,
+    ReadOnlyStoreError,
     RefConflictError,
     RefError,
+    RefLogError,
     StoreError,
     StoreFormatError,
     StoreIOError,
@@ -49,6 +51,7 @@ from .keys import journal_name, key_of, validate_journal_name, validate_key, val
 from .layout import FORMAT_VERSION
 from .locator import is_url
 from .refs import Refs
+from .reflog import RefLogEntry, RefLogReport, check_ref_log
 from .roots import Roots, collect_roots
 
 __all__ = [
@@ -74,8 +77,12 @@ __all__ = [
     "NotLocalStoreError",
     "ObjectInfo",
     "ObjectNotFoundError",
+    "ReadOnlyStoreError",
     "RefConflictError",
     "RefError",
+    "RefLogEntry",
+    "RefLogError",
+    "RefLogReport",
     "Refs",
     "Roots",
     "Store",
@@ -83,6 +90,7 @@ __all__ = [
     "StoreFormatError",
     "StoreIOError",
     "StoreLayoutError",
+    "check_ref_log",
     "collect_roots",
     "fsck",
     "gc",

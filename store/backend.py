@@ -16,9 +16,13 @@ Contracts every backend keeps:
 * ``swap_ref`` is a compare-and-swap: it changes a ref only if it still holds
   the expected bytes, else raises :class:`~store.errors.RefConflictError`.
 * ``writer_guard`` is held by every operation that checks an object exists
-  and then relies on it (put, ref updates, journal appends);
+  and then relies on it (put, ref updates, journal appends); its first use
+  takes this process's writer lease, which lives until ``close``.
   ``exclusive_guard`` is held by gc while it deletes and by fsck while it
-  quarantines. The two exclude each other.
+  quarantines. The two exclude each other's operations; gc's guard
+  (``beside_writers``) does not wait for writer leases to end, because gc
+  keeps every object stamped since a live lease was taken
+  (``writer_leases``).
 * Ages (``ObjectInfo.mtime`` against ``now()``) come from one clock: the
   storage's own, so clients' clock skew does not matter.
 """
@@ -33,6 +37,20 @@ from typing import Any, BinaryIO
 
 ANY = object()
 """``expected`` value for :meth:`Backend.swap_ref` meaning "whatever is there"."""
+
+
+@dataclass(frozen=True, slots=True)
+class WriterLease:
+    """A writer lease of another process, as gc sees it.
+
+    Attributes:
+        name: the lease's name (for messages).
+        since: when it was taken, on the storage's clock: objects stamped at
+            or after it may be what its holder is about to reference.
+    """
+
+    name: str
+    since: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,9 +76,14 @@ class Backend(abc.ABC):
     locator: str
     #: Whether each request is a network round trip (callers may batch small writes).
     remote: bool = False
+    #: Whether opening it created the store (it was empty or missing).
+    created: bool = False
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release what the backend holds (leases, connections). Idempotent."""
+
+    def keep_alive(self) -> None:  # noqa: B027 - optional hook
+        """Renew this process's writer lease if it is due (a heartbeat; backends whose leases need none skip it)."""
 
     # -- objects ---------------------------------------------------------------
 
@@ -143,8 +166,21 @@ class Backend(abc.ABC):
         """Held around an operation that relies on an object staying stored."""
 
     @abc.abstractmethod
-    def exclusive_guard(self, timeout: float) -> contextlib.AbstractContextManager[Callable[[], None]]:
-        """Held by gc and quarantine; yields ``check()``, which raises LockError if the guard was lost."""
+    def exclusive_guard(self, timeout: float, *, beside_writers: bool = False
+                        ) -> contextlib.AbstractContextManager[Callable[[], None]]:
+        """Held by gc and quarantine; yields ``check()``, which raises LockError if the guard was lost.
+
+        ``beside_writers`` (gc): exclude operations in progress and other gcs,
+        but do not wait for other processes' writer leases to end.
+        """
+
+    @abc.abstractmethod
+    def writer_leases(self) -> list[WriterLease]:
+        """The live writer leases of other processes (this backend's own is left out)."""
+
+    @abc.abstractmethod
+    def release_dead_leases(self) -> list[str]:
+        """Remove the leases whose holders are gone (only gc calls it, under its guard); their names."""
 
     # -- refs ------------------------------------------------------------------
 
@@ -153,11 +189,15 @@ class Backend(abc.ABC):
         """The bytes of ref ``name`` (capped), or None when it does not exist."""
 
     @abc.abstractmethod
-    def swap_ref(self, name: str, expected: Any, new: bytes | None) -> None:
+    def swap_ref(self, name: str, expected: Any, new: bytes | None) -> bytes | None:
         """Set (``new`` bytes) or delete (``None``) ref ``name`` if it holds ``expected``.
 
         ``expected`` is the bytes the ref must hold, ``None`` for "must not
         exist", or :data:`ANY`. Raises RefConflictError otherwise.
+
+        Returns:
+            The bytes the ref held just before this change (None: it did not
+            exist), for the ref log.
         """
 
     @abc.abstractmethod
@@ -192,3 +232,41 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def import_journal(self, name: str, data: bytes) -> None:
         """Create journal ``name`` holding ``data`` (a copy of another store's journal)."""
+
+    # -- the ref log (store.reflog) ---------------------------------------------------
+
+    @abc.abstractmethod
+    def create_log_entry(self, seq: int, data: bytes) -> bool:
+        """Create ref log entry ``seq`` holding ``data`` if no entry ``seq`` exists; returns whether it did.
+
+        Durable when it returns True; an existing entry is never replaced.
+        """
+
+    @abc.abstractmethod
+    def read_log_entry(self, seq: int, cap: int) -> bytes | None:
+        """The bytes of ref log entry ``seq`` (at most ``cap``), or None when it does not exist."""
+
+    @abc.abstractmethod
+    def log_seqs(self, start: int = 0, limit: int | None = None) -> list[int]:
+        """The ref log's sequence numbers from ``start`` on, ascending, at most ``limit``."""
+
+    @abc.abstractmethod
+    def last_log_seq(self) -> int | None:
+        """The highest ref log sequence number stored, or None when the log is empty."""
+
+    @abc.abstractmethod
+    def log_stray_entries(self) -> list[str]:
+        """Entries under ``reflog/`` that are not entry names, as store-relative paths."""
+
+    # -- what the store may do --------------------------------------------------------
+
+    def write_probe(self) -> str | None:
+        """Whether these credentials may write: None if so, else a short reason (``"PutObject denied"``).
+
+        Never changes the store. The default says writable.
+        """
+        return None
+
+    def describe_history(self) -> list[str]:
+        """Lines saying what keeps this store's history (versioning, Object Lock), for ``store info``."""
+        return []

@@ -114,8 +114,47 @@ class Store:
         except AttributeError:
             raise NotLocalStoreError(self.locator, f"{what} (a local store's folder)") from None
 
+    @property
+    def read_only(self) -> str | None:
+        """Why this store cannot be written (it was opened read-only), or None when it may be."""
+        from .readonly import ReadOnlyBackend
+
+        return self.backend.reason if isinstance(self.backend, ReadOnlyBackend) else None
+
+    def write_denied(self) -> str | None:
+        """Why a write would be refused: the store is read-only, or the credentials may not write; else None.
+
+        Asks the backend once per store (on S3 a conditional PUT that never
+        writes: see :meth:`store.backend.Backend.write_probe`).
+        """
+        if self.read_only is not None:
+            return self.read_only
+        if not hasattr(self, "_denied"):
+            self._denied = self.backend.write_probe()
+        return self._denied
+
+    def created(self) -> bool:
+        """Whether opening this store created it (the folder or prefix was missing or empty)."""
+        return bool(self.backend.created)
+
+    def now(self) -> float:
+        """The current time on the storage's clock (S3: the server's), in seconds since the epoch.
+
+        The clock gc's grace period and leases are judged by; a writer that
+        records a time others compare with the store's clock should take it here.
+        """
+        return self.backend.now()
+
+    def keep_alive(self) -> None:
+        """Renew this process's writer lease if it is due; a long-running writer calls it regularly (a heartbeat).
+
+        gc keeps what a live writer lease protects; a lease not renewed for
+        its TTL goes stale (docs/store.md, *Leases*).
+        """
+        self.backend.keep_alive()
+
     def close(self) -> None:
-        """Release what the backend holds (S3 leases). The store may be used again afterwards."""
+        """Release what the backend holds (writer leases). The store may be used again afterwards."""
         self.backend.close()
 
     def __enter__(self) -> Store:
@@ -232,7 +271,10 @@ class Store:
                 return
             state = self._state(key, data, frame)
             if state == "valid":
-                self.backend.touch_object(key)
+                try:
+                    self.backend.touch_object(key)
+                except ObjectNotFoundError:
+                    continue  # gc deleted it between the look and the refresh: store it again
                 return
             if state == "corrupt":
                 self.backend.replace_object(key, frame)
@@ -511,7 +553,8 @@ class _GuardedHas:
         return self._store._missing_guarded(keys)
 
 
-def open_store(locator: str | os.PathLike[str], *, create: bool = False, codec: object = None) -> object:
+def open_store(locator: str | os.PathLike[str], *, create: bool = False, codec: object = None,
+               read_only: bool | str = False) -> object:
     """Open the store named by ``locator``: the single entry point for every backend.
 
     Args:
@@ -519,6 +562,9 @@ def open_store(locator: str | os.PathLike[str], *, create: bool = False, codec: 
         create: make the store if there is none yet (a folder must be missing
             or empty; an S3 prefix must hold nothing).
         codec: the default codec for puts (see :class:`store.Codec`).
+        read_only: open it so that nothing can be written (True, or the reason
+            as text): every write raises ReadOnlyStoreError before it starts
+            (:mod:`store.readonly`). Cannot be combined with ``create``.
 
     Returns:
         A :class:`store.Store`.
@@ -531,10 +577,19 @@ def open_store(locator: str | os.PathLike[str], *, create: bool = False, codec: 
     """
     text = os.fspath(locator)
     chosen = DEFAULT_CODEC if codec is None else codec
+    if read_only and create:
+        raise ValueError("a store cannot be created read-only")
+    backend: Backend
     if isinstance(text, str) and is_url(text):
         from .s3 import S3Backend
 
-        return Store(S3Backend.open(parse_s3(text), create=create), codec=chosen)  # type: ignore[arg-type]
-    from .local import LocalBackend
+        backend = S3Backend.open(parse_s3(text), create=create)
+    else:
+        from .local import LocalBackend
 
-    return Store(LocalBackend.open(text, create=create), codec=chosen)  # type: ignore[arg-type]
+        backend = LocalBackend.open(text, create=create)
+    if read_only:
+        from .readonly import ReadOnlyBackend
+
+        backend = ReadOnlyBackend(backend, read_only if isinstance(read_only, str) else "opened read-only")
+    return Store(backend, codec=chosen)  # type: ignore[arg-type]

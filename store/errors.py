@@ -9,6 +9,8 @@ a caller needs to act: the key, the path, the offset, the versions involved.
 
 from __future__ import annotations
 
+import re
+
 
 class StoreError(Exception):
     """Root of every error the store raises deliberately.
@@ -188,14 +190,63 @@ class StoreLayoutError(StoreFormatError):
         self.reason = reason
 
 
+_USERINFO_RE = re.compile(r"(://|%3A%2F%2F)[^/?#&\s]*?(@|%40)", re.IGNORECASE)
+
+
+def redact_locator(locator: str) -> str:
+    """``locator`` with any user name and password in a URL inside it replaced by ``***``.
+
+    A locator never holds a credential (one that does is refused), but the
+    refusal must not repeat it: ``s3://b/p?endpoint=http://user:pw@host``
+    is shown as ``s3://b/p?endpoint=http://***@host`` (percent-encoded forms too).
+    """
+    return _USERINFO_RE.sub(lambda m: f"{m.group(1)}***{m.group(2)}", str(locator))
+
+
 class LocatorError(StoreError, ValueError):
-    """A store locator (a folder path or an ``s3://`` URL) cannot be used."""
+    """A store locator (a folder path or an ``s3://`` URL) cannot be used.
+
+    The message and ``locator`` never repeat a user name or password found
+    in it (see :func:`redact_locator`).
+    """
 
     def __init__(self, locator: str, reason: str) -> None:
-        super().__init__(f"store {locator!r}: {reason}")
-        self.locator = locator
+        shown = redact_locator(locator)
+        super().__init__(f"store {shown!r}: {reason}")
+        self.locator = shown
         self.reason = reason
 
+
+
+class ReadOnlyStoreError(StoreError, PermissionError):
+    """A write was asked of a store opened read-only (or whose credentials cannot write).
+
+    Attributes:
+        store: the store's name (its locator, which holds no secret).
+        operation: what was refused (``"put"``, ``"update ref"``, ``"append to journal"``...).
+        reason: why the store is read-only (``"opened with --read-only"``, ``"PutObject denied"``...).
+    """
+
+    def __init__(self, store: str, operation: str, reason: str) -> None:
+        super().__init__(f"store {store} is read-only ({reason}): {operation} refused")
+        self.store = store
+        self.operation = operation
+        self.reason = reason
+
+
+class RefLogError(StoreError, ValueError):
+    """An entry of the ref log cannot be read, is malformed, or breaks the log's chain.
+
+    Attributes:
+        seq: the entry's sequence number (-1 when no single entry is at fault).
+        reason: what is wrong.
+    """
+
+    def __init__(self, seq: int, reason: str) -> None:
+        where = f"entry {seq}" if seq >= 0 else "the log"
+        super().__init__(f"ref log {where}: {reason}")
+        self.seq = seq
+        self.reason = reason
 
 
 class NotLocalStoreError(StoreError, AttributeError):

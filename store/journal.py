@@ -21,7 +21,8 @@ entries are read in order up to the first one that fails its checks; if no
 valid entry can be found anywhere after it, the rest is a torn tail: readers
 ignore it and a writer truncates it away. If a valid entry does follow, the
 damage is before the end and :class:`~store.errors.JournalCorruptError` is
-raised: nothing is repaired silently.
+raised: nothing is repaired silently. Bytes after a whole finish marker are
+no torn tail either (nothing is appended after it): they are damage too.
 
 **Backends.** A local journal is one file appended in place
 (:class:`FileJournalWriter`, in :mod:`store.local`); on object storage a
@@ -181,6 +182,9 @@ def parse(name: str, buf: bytes) -> tuple[JournalState, int]:
             if _frame_at(buf, probe) is not None:
                 raise JournalCorruptError(name, pos, f"a valid entry follows at byte {probe}")
             probe = buf.find(_MARKER, probe + 1)
+        if finish is not None:
+            # Nothing is ever appended after a finish marker, so these bytes are no torn append.
+            raise JournalCorruptError(name, pos, f"{len(buf) - pos} bytes follow the finish marker")
     return JournalState(name, tuple(entries), finish, len(buf) - pos), pos
 
 
@@ -203,6 +207,7 @@ class JournalWriter:
         self.name = name
         self._has = has
         self._broken = False
+        self._failure: BaseException | None = None  # why the writer broke: named by every later refusal
         self._open = True
         self._entries: list[JournalEntry] = []
         self._finish: JournalEntry | None = None
@@ -265,7 +270,8 @@ class JournalWriter:
         if not self._open:
             raise JournalError(self.name, "journal is closed")
         if self._broken:
-            raise JournalError(self.name, "a previous append failed; reopen the journal")
+            cause = f" ({_one_line(self._failure)})" if self._failure is not None else ""
+            raise JournalError(self.name, f"a previous append failed{cause}; reopen the journal")
 
     def rewrite(self, items: Iterable[tuple[Mapping[str, Any], Iterable[str]]],
                 finish: tuple[Mapping[str, Any], Iterable[str]] | None = None) -> None:
@@ -296,7 +302,7 @@ class JournalWriter:
                 raise JournalError(self.name, f"a rewritten journal of {len(data)} bytes exceeds the "
                                               f"{MAX_JOURNAL_BYTES}-byte cap")
             self._broken = True  # cleared only once the new journal is in place
-            self._replace(data)
+            self._failing(self._replace, data)
             self._broken = False
             self._entries = [entry for kind, entry, _ in prepared if kind == ENTRY]
             self._finish = next((entry for kind, entry, _ in prepared if kind == FINISH), None)
@@ -337,13 +343,21 @@ class JournalWriter:
             return
         blob = b"".join(frame for _, _, frame in prepared)
         self._broken = True  # cleared only once the bytes are durable
-        self._persist(blob)
+        self._failing(self._persist, blob)
         self._broken = False
         for kind, entry, _ in prepared:
             if kind == FINISH:
                 self._finish = entry
             else:
                 self._entries.append(entry)
+
+    def _failing(self, write: Callable[[bytes], None], data: bytes) -> None:
+        """``write(data)``, keeping the first failure, which later refusals of the broken writer name."""
+        try:
+            write(data)
+        except BaseException as exc:
+            self._failure = self._failure or exc
+            raise
 
     def _persist(self, blob: bytes) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -357,6 +371,12 @@ class JournalWriter:
 
     def _delete_held(self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def keep_alive(self) -> None:
+        """Renew the writer's hold on the journal if it is due (a heartbeat); a no-op where the hold never lapses.
+
+        Safe to call from another thread than the one that appends.
+        """
 
     def discard_if_empty(self) -> bool:
         """Close the writer; if the journal holds no entry and no finish marker, delete it first.
@@ -385,3 +405,9 @@ class JournalWriter:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _one_line(exc: BaseException) -> str:
+    """``exc`` as ``Type: message`` on one line (the message of a store error names the store and the cause)."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -11,6 +11,8 @@
       refs/<name>          one key per ref, rewritten atomically
       journals/<name>.journal   append-only run journals
       quarantine/          corrupt objects moved aside by fsck or put
+      reflog/<seq>         the ref log: one write-once entry per ref change (store.reflog);
+                           made on demand in a store created before it existed
 
 An S3 store uses the same names as object keys under its prefix (without
 the lock files and ``tmp/``, plus ``leases/``; see :mod:`store.s3`).
@@ -36,7 +38,8 @@ FORMAT_NAME = "emberbench-store"
 FORMAT_VERSION = 1
 FORMAT_CAP = 4096
 JOURNAL_SUFFIX = ".journal"
-FOLDERS = ("objects", "tmp", "refs", "journals", "quarantine")
+REFLOG_FOLDER = "reflog"
+FOLDERS = ("objects", "tmp", "refs", "journals", "quarantine", REFLOG_FOLDER)
 LOCK_FILES = ("gc.lock", "refs.lock")
 _HEX = frozenset("0123456789abcdef")
 
@@ -182,8 +185,8 @@ def check_layout(root: Path) -> None:
                 raise StoreLayoutError(str(root / "objects" / entry), "a symbolic link (never followed)")
 
 
-def open_layout(root: str | os.PathLike[str], *, create: bool = False) -> Layout:
-    """Return the layout of the store at ``root``, creating it if asked.
+def open_layout(root: str | os.PathLike[str], *, create: bool = False) -> tuple[Layout, bool]:
+    """Return the layout of the store at ``root`` and whether this call created it (only if asked).
 
     A store is created only where nothing is: ``root`` must not exist or be an
     empty folder. The store is built in a temp folder beside ``root`` and
@@ -198,11 +201,12 @@ def open_layout(root: str | os.PathLike[str], *, create: bool = False) -> Layout
         StoreIOError: creating the store failed.
     """
     layout = Layout(Path(root))
+    created = False
     if create and not _has_format(layout.root):
-        _create(layout)
+        created = _create(layout)
     read_format(layout.root)
     check_layout(layout.root)
-    return layout
+    return layout, created
 
 
 def _has_format(root: Path) -> bool:
@@ -215,7 +219,8 @@ def _has_format(root: Path) -> bool:
         raise StoreFormatError(f"{root} is not a folder", path=str(root)) from None
 
 
-def _create(layout: Layout) -> None:
+def _create(layout: Layout) -> bool:
+    """Make the store; whether this process made it (False: another creator won the race)."""
     root = layout.root
     try:
         if root.exists() and any(root.iterdir()):
@@ -246,7 +251,10 @@ def _create(layout: Layout) -> None:
         raise StoreIOError("create store", str(root), exc) from exc
     try:
         os.rename(tmp, root)  # replaces only a missing root or an empty folder
+        created = True
     except OSError:
         # Another process created the store (or filled the folder) first.
         shutil.rmtree(tmp, ignore_errors=True)
+        created = False
     _fs.fsync_dir(parent)
+    return created

@@ -20,12 +20,14 @@ from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
 from . import _fs, _nofollow, lock
-from .backend import ANY, Backend, ObjectInfo
+from .backend import ANY, Backend, ObjectInfo, WriterLease
 from .errors import ObjectNotFoundError, RefConflictError, StoreIOError, StoreLayoutError
 from .journal import MAX_JOURNAL_BYTES, JournalWriter
 from .keys import validate_journal_name, validate_key, validate_ref_name
-from .layout import JOURNAL_SUFFIX, Layout, open_layout
+from .layout import JOURNAL_SUFFIX, REFLOG_FOLDER, Layout, open_layout
+from .reflog import parse_seq_name, seq_name
 from .local_journal import FileJournalWriter, delete_journal_file, read_journal_file, special_journal_file
+from .local_lease import LocalLease, is_lease_name, live_leases, release_dead
 
 REF_CAP = 1024
 # Filesystems without hard links report one of these from link(2); rename is
@@ -41,10 +43,17 @@ class LocalBackend(Backend):
         self.root = layout.root
         self._root = str(layout.root)
         self.locator = str(layout.root.resolve())
+        self._lease = LocalLease(self._root)
 
     @classmethod
     def open(cls, root: str | os.PathLike[str], *, create: bool = False) -> LocalBackend:
-        return cls(open_layout(root, create=create))
+        layout, created = open_layout(root, create=create)
+        backend = cls(layout)
+        backend.created = created
+        return backend
+
+    def close(self) -> None:
+        self._lease.release()
 
     # -- objects -----------------------------------------------------------------
 
@@ -223,6 +232,8 @@ class LocalBackend(Backend):
                         continue
                     if stat.S_ISDIR(info.st_mode) and parts[:1] == ("refs",):
                         scan((*parts, name), everything)
+                    elif parts == ("tmp",) and is_lease_name(name):
+                        continue  # a writer lease, not a temp (see store.local_lease)
                     elif everything or (name.startswith(".") and name.endswith(_fs.TEMP_SUFFIX)):
                         found.append(("/".join((*parts, name)), info.st_mtime))
 
@@ -242,13 +253,24 @@ class LocalBackend(Backend):
 
     # -- guards ------------------------------------------------------------------------
 
-    def writer_guard(self) -> contextlib.AbstractContextManager[None]:
-        return lock.locked(self.layout.gc_lock, shared=True)
+    @contextlib.contextmanager
+    def writer_guard(self) -> Iterator[None]:
+        self._lease.ensure()  # first write: this process's lease, so gc keeps what it puts
+        with lock.locked(self.layout.gc_lock, shared=True):
+            yield
 
     @contextlib.contextmanager
-    def exclusive_guard(self, timeout: float) -> Iterator[Callable[[], None]]:
+    def exclusive_guard(self, timeout: float, *, beside_writers: bool = False) -> Iterator[Callable[[], None]]:
+        # gc.lock excludes every put and reference in progress (and other gcs);
+        # it is never held between a run's operations, so gc always runs beside writers.
         with lock.locked(self.layout.gc_lock, shared=False, timeout=timeout):
             yield lambda: None  # flock is never lost while held
+
+    def writer_leases(self) -> list[WriterLease]:
+        return live_leases(self._root, self._lease.name)
+
+    def release_dead_leases(self) -> list[str]:
+        return release_dead(self._root, self._lease.name)
 
     # -- refs --------------------------------------------------------------------------
 
@@ -265,20 +287,19 @@ class LocalBackend(Backend):
         finally:
             os.close(fd)
 
-    def swap_ref(self, name: str, expected: Any, new: bytes | None) -> None:
+    def swap_ref(self, name: str, expected: Any, new: bytes | None) -> bytes | None:
         *folders, file = validate_ref_name(name).split("/")
         where = str(self.layout.ref_path(name))
         with lock.locked(self.layout.refs_lock, shared=False):
-            if expected is not ANY:
-                current = self.read_ref(name)
-                if current != expected:
-                    raise RefConflictError(name, _key_or_none(expected), _key_or_none(current))
+            current = self.read_ref(name)
+            if expected is not ANY and current != expected:
+                raise RefConflictError(name, _key_or_none(expected), _key_or_none(current))
             with _nofollow.in_dir(self._root, ("refs", *folders), create=new is not None) as dfd:
                 if new is None:
                     try:
                         os.unlink(file, dir_fd=dfd)
                     except FileNotFoundError:
-                        return
+                        return None
                     except OSError as exc:
                         raise StoreIOError("unlink", where, exc) from exc
                 else:
@@ -290,6 +311,7 @@ class LocalBackend(Backend):
                             os.unlink(tmp, dir_fd=dfd)
                         raise StoreIOError("rename", where, exc) from exc
                 _fs.fsync_fd(dfd, where)
+        return current
 
     def ref_names(self) -> list[str]:
         found: list[str] = []
@@ -340,7 +362,7 @@ class LocalBackend(Backend):
         file = validate_journal_name(name) + JOURNAL_SUFFIX
         where = str(self.layout.journal_path(name))
         with _nofollow.in_dir(self._root, ("journals",)) as jfd:
-            tmp = _write_temp_at(jfd, where, file, data, None)
+            tmp = _write_temp_at(jfd, where, file, data, None, mode=0o644)  # a journal is opened to append
             try:
                 os.link(tmp, file, src_dir_fd=jfd, dst_dir_fd=jfd, follow_symlinks=False)
             except OSError as exc:
@@ -351,18 +373,81 @@ class LocalBackend(Backend):
             _fs.fsync_fd(jfd, where)
 
 
+    # -- the ref log --------------------------------------------------------------------
+
+    def create_log_entry(self, seq: int, data: bytes) -> bool:
+        name = seq_name(seq)
+        where = f"{self._root}/{REFLOG_FOLDER}/{name}"
+        with _nofollow.in_dir(self._root, ("tmp",)) as tfd:
+            tmp = _write_temp_at(tfd, str(self.layout.tmp), name, data, None)
+            try:
+                with _nofollow.in_dir(self._root, (REFLOG_FOLDER,), create=True) as lfd:
+                    try:
+                        os.link(tmp, name, src_dir_fd=tfd, dst_dir_fd=lfd, follow_symlinks=False)
+                    except FileExistsError:
+                        return False
+                    except OSError as exc:
+                        raise StoreIOError("link", where, exc) from exc
+                    _fs.fsync_fd(lfd, where)
+                    return True
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=tfd)
+
+    def read_log_entry(self, seq: int, cap: int) -> bytes | None:
+        name = seq_name(seq)
+        where = f"{self._root}/{REFLOG_FOLDER}/{name}"
+        try:
+            with _nofollow.in_dir(self._root, (REFLOG_FOLDER,)) as lfd:
+                fd = _nofollow.open_file(lfd, name, os.O_RDONLY, where)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        try:
+            return _nofollow.read_capped(fd, cap, where)
+        finally:
+            os.close(fd)
+
+    def _log_names(self) -> list[str]:
+        try:
+            with _nofollow.in_dir(self._root, (REFLOG_FOLDER,)) as lfd:
+                return os.listdir(lfd)
+        except FileNotFoundError:
+            return []
+
+    def log_seqs(self, start: int = 0, limit: int | None = None) -> list[int]:
+        found = sorted(seq for seq in map(parse_seq_name, self._log_names()) if seq is not None and seq >= start)
+        return found if limit is None else found[:limit]
+
+    def last_log_seq(self) -> int | None:
+        found = self.log_seqs()
+        return found[-1] if found else None
+
+    def log_stray_entries(self) -> list[str]:
+        return sorted(f"{REFLOG_FOLDER}/{name}" for name in self._log_names() if parse_seq_name(name) is None)
+
+    def describe_history(self) -> list[str]:
+        return ["history: the ref log records every ref change; a local folder keeps no object versions "
+                "(an owner of its files can still change them: back it up, or use an S3 bucket with Object Lock)"]
+
+    def write_probe(self) -> str | None:
+        for folder in ("objects", "refs", "journals", "tmp"):
+            if not os.access(self.root / folder, os.W_OK):
+                return f"no write permission on {folder}/"
+        return None
+
+
 def _key_or_none(raw: Any) -> str | None:
     if raw is None:
         return None
     return bytes(raw).decode("ascii", "replace").strip()
 
 
-def _write_temp_at(dfd: int, where: str, stem: str, data: bytes, key: str | None) -> str:
-    """Create a fsynced, read-only temp file in ``dfd`` holding ``data``; returns its name."""
+def _write_temp_at(dfd: int, where: str, stem: str, data: bytes, key: str | None, *, mode: int = 0o444) -> str:
+    """Create a fsynced temp file (read-only unless ``mode`` says otherwise) in ``dfd`` holding ``data``; its name."""
     name = _fs.temp_name(stem)
     try:
         fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _nofollow.O_NOFOLLOW | _nofollow.O_CLOEXEC,
-                     0o444, dir_fd=dfd)
+                     mode, dir_fd=dfd)
     except OSError as exc:
         raise StoreIOError("create", where, exc, key=key) from exc
     try:

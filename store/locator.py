@@ -21,7 +21,9 @@ from .errors import LocatorError
 
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _BUCKET_RE = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
-_QUERY_KEYS = frozenset({"endpoint", "region"})
+_QUERY_KEYS = frozenset({"endpoint", "region", "retain_days", "lock_mode"})
+LOCK_MODES = ("governance", "compliance")
+MAX_RETAIN_DAYS = 36500
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,17 +36,25 @@ class S3Locator:
             without leading or trailing slashes.
         endpoint: an endpoint URL overriding the AWS default, or None.
         region: a region name, or None.
+        retain_days: with a bucket that has Object Lock: put write-once
+            entries (objects, journal segments, ref log entries) with a
+            retention of this many days (None: only the bucket's default rule).
+        lock_mode: ``governance`` or ``compliance`` (with ``retain_days``).
     """
 
     bucket: str
     prefix: str
     endpoint: str | None = None
     region: str | None = None
+    retain_days: int | None = None
+    lock_mode: str | None = None
 
     def render(self, endpoint: str | None = None, region: str | None = None) -> str:
         """The locator string (endpoint and region as given, or as passed here)."""
         text = f"s3://{self.bucket}/{self.prefix}" if self.prefix else f"s3://{self.bucket}"
-        query = [(k, v) for k, v in (("endpoint", endpoint or self.endpoint), ("region", region or self.region)) if v]
+        query = [(k, v) for k, v in (("endpoint", endpoint or self.endpoint), ("region", region or self.region),
+                                     ("retain_days", None if self.retain_days is None else str(self.retain_days)),
+                                     ("lock_mode", self.lock_mode)) if v]
         if query:
             text += "?" + "&".join(f"{k}={quote(v, safe=':/')}" for k, v in query)
         return text
@@ -77,7 +87,8 @@ def parse_s3(locator: str) -> S3Locator:
     query: dict[str, str] = {}
     for key, value in parse_qsl(parts.query, keep_blank_values=True, strict_parsing=False):
         if key not in _QUERY_KEYS or key in query:
-            raise LocatorError(locator, f"unknown or repeated option {key!r} (allowed: endpoint, region)")
+            raise LocatorError(locator, f"unknown or repeated option {key!r} (allowed: endpoint, region, "
+                                        "retain_days, lock_mode)")
         query[key] = value
     endpoint = query.get("endpoint") or None
     if endpoint is not None:
@@ -86,4 +97,18 @@ def parse_s3(locator: str) -> S3Locator:
             raise LocatorError(locator, "endpoint must be an http:// or https:// URL")
         if url.username or url.password:
             raise LocatorError(locator, "endpoint must not carry credentials (use the AWS credential chain)")
-    return S3Locator(bucket, prefix, endpoint, query.get("region") or None)
+    retain = query.get("retain_days")
+    days: int | None = None
+    if retain is not None:
+        if not retain.isascii() or not retain.isdigit() or not 1 <= int(retain) <= MAX_RETAIN_DAYS:
+            raise LocatorError(locator, f"retain_days must be a whole number of days from 1 to {MAX_RETAIN_DAYS}")
+        days = int(retain)
+    mode = query.get("lock_mode")
+    if mode is not None:
+        if mode not in LOCK_MODES:
+            raise LocatorError(locator, f"lock_mode must be one of {', '.join(LOCK_MODES)}")
+        if days is None:
+            raise LocatorError(locator, "lock_mode needs retain_days")
+    elif days is not None:
+        mode = "governance"
+    return S3Locator(bucket, prefix, endpoint, query.get("region") or None, days, mode)

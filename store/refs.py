@@ -9,6 +9,10 @@ key the caller read, so two writers never lose an update: the loser gets
 :meth:`Refs.update` does). Locally the swap holds ``refs.lock``; on S3 it is
 a conditional request (``If-Match`` on the ETag, ``If-None-Match: *`` to
 create).
+
+Every change is appended to the store's ref log (:mod:`store.reflog`) right
+after it is made: old key, new key, time, ``user@host`` and the run, so a
+ref's history stays visible and attributable (:meth:`Refs.history`).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from collections.abc import Callable, Iterator
 from .backend import ANY, Backend
 from .errors import ObjectNotFoundError, RefConflictError, RefError, StoreLayoutError
 from .keys import validate_key, validate_ref_name
+from .reflog import RefLog, RefLogEntry
 
 
 def _encode(key: str) -> bytes:
@@ -41,6 +46,7 @@ class Refs:
         self._backend = backend
         self._has = has
         self._guard = guard
+        self.log = RefLog(backend)
 
     def set(self, name: str, key: str) -> None:
         """Point ``name`` at ``key``, atomically and durably (last writer wins).
@@ -88,13 +94,45 @@ class Refs:
     def _swap(self, name: str, expected: object, new: str | None) -> None:
         validate_ref_name(name)
         if new is None:
-            self._backend.swap_ref(name, expected, None)
+            old = self._backend.swap_ref(name, expected, None)
+        else:
+            validate_key(new)
+            with self._guard():
+                if not self._has(new):
+                    raise ObjectNotFoundError(new)
+                old = self._backend.swap_ref(name, expected, _encode(new))
+        self._log(name, old, new)
+
+    def _log(self, name: str, old_bytes: bytes | None, new: str | None) -> None:
+        """Append the change to the ref log (nothing for a no-op: same key, or deleting nothing)."""
+        old: str | None
+        if old_bytes is None:
+            old = None
+        else:
+            try:
+                old = _parse(name, old_bytes)
+            except RefError:
+                old = None  # the ref held no valid key: the log records the change from nothing
+        if old == new and (old is not None or old_bytes is None):
             return
-        validate_key(new)
-        with self._guard():
-            if not self._has(new):
-                raise ObjectNotFoundError(new)
-            self._backend.swap_ref(name, expected, _encode(new))
+        self.log.append(name, old, new)
+
+    def history(self, name: str) -> list[RefLogEntry]:
+        """Every logged change of ``name``, oldest first (reads the whole log)."""
+        from .errors import RefLogError
+
+        validate_ref_name(name)
+        return [e for e in self.log.entries() if not isinstance(e, RefLogError) and e.ref == name]
+
+    def adopt(self, name: str) -> RefLogEntry | None:
+        """Record the current value of ``name`` in the ref log with the note ``adopted`` (a ref made around it).
+
+        Returns the entry, or None when the ref does not exist.
+        """
+        raw = self._backend.read_ref(validate_ref_name(name))
+        if raw is None:
+            return None
+        return self.log.append(name, None, _parse(name, raw), note="adopted")
 
     def get(self, name: str) -> str:
         """The key ``name`` points at.
@@ -114,12 +152,24 @@ class Refs:
         except (ValueError, StoreLayoutError):
             return False
 
+    def exists(self, name: str) -> bool:
+        """Whether anything stands at ref ``name``, readable or not (a ref over the size cap, a link...)."""
+        try:
+            return self._backend.read_ref(validate_ref_name(name)) is not None
+        except StoreLayoutError:
+            return True
+
     def delete(self, name: str) -> bool:
-        """Remove ``name``; returns whether it existed. The object itself stays until gc."""
-        if name not in self:
+        """Remove ``name``; returns whether it existed. The object itself stays until gc.
+
+        A ref that cannot be read (larger than the cap, a link or special
+        file) is removed as it is, never followed.
+        """
+        if not self.exists(name):
             return False
-        self._backend.swap_ref(validate_ref_name(name), ANY, None)
-        return True
+        old = self._backend.swap_ref(validate_ref_name(name), ANY, None)
+        self._log(name, old, None)
+        return old is not None
 
     def names(self) -> list[str]:
         """Every ref name, sorted. Temp files and invalid names are skipped."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .errors import JournalError
+from .errors import JournalError, RefError
 
 if TYPE_CHECKING:
     from .core import Store
@@ -38,18 +38,29 @@ class Roots:
         return frozenset(k for _, k in self.refs) | frozenset(k for _, k in self.journals)
 
 
-def collect_roots(store: Store) -> Roots:
-    """Read every ref and journal of ``store``.
+def collect_roots(store: Store, *, ignore_journals: frozenset[str] = frozenset(),
+                  ignore_refs: frozenset[str] = frozenset()) -> Roots:
+    """Read every ref and journal of ``store`` (but those named in ``ignore_journals`` and ``ignore_refs``).
 
     Raises:
         RefError / StoreLayoutError: a ref cannot be read.
         JournalError / JournalCorruptError: a journal cannot be read. gc must
             not guess what an unreadable root referenced, so it stops.
     """
-    refs = tuple(store.refs.items())
+    refs: list[tuple[str, str]] = []
+    for name in store.refs.names():
+        if name in ignore_refs:
+            continue
+        try:
+            refs.append((name, store.refs.get(name)))
+        except RefError as exc:
+            if exc.reason != "no such ref":
+                raise
     journal_refs: list[tuple[str, str]] = []
     finished: list[str] = []
     for name in store.journal_names():
+        if name in ignore_journals:
+            continue
         try:
             state = store.read_journal(name)
         except JournalError as exc:
@@ -59,4 +70,4 @@ def collect_roots(store: Store) -> Roots:
         if state.finished:
             finished.append(name)
         journal_refs.extend((name, key) for key in sorted(state.referenced_keys()))
-    return Roots(refs, tuple(journal_refs), tuple(finished))
+    return Roots(tuple(refs), tuple(journal_refs), tuple(finished))

@@ -14,8 +14,10 @@ copied object by object between the backends therefore stays valid.
 * Refs use ``If-Match`` on the ETag (and ``If-None-Match: *`` to create) for
   compare-and-swap; deletes use ``If-Match`` too.
 * An object's age is its ``LastModified`` against the server's ``Date``; a
-  re-put of an object older than :data:`REFRESH_AGE_SECONDS` copies it onto
-  itself to make it young again (``touch``).
+  re-put of an object older than :data:`REFRESH_AGE_SECONDS`, or stamped
+  before this process's writer lease was taken, copies it onto itself to
+  make it young again (``touch``), so that gc, which runs beside writers,
+  keeps it while the lease lives.
 * The service must offer conditional writes (AWS S3 since 2024, MinIO, Ceph
   RGW, R2 and the test server do); see docs/store.md.
 """
@@ -30,11 +32,13 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
-from .backend import ANY, Backend, ObjectInfo
+from .backend import ANY, Backend, ObjectInfo, WriterLease
 from .errors import ObjectNotFoundError, RefConflictError, StoreFormatError, StoreLayoutError
 from .journal import MAX_JOURNAL_BYTES, JournalWriter
 from .keys import validate_journal_name, validate_key, validate_ref_name
-from .layout import FORMAT_CAP, FORMAT_FILE, check_format, format_text
+from .layout import FORMAT_CAP, FORMAT_FILE, REFLOG_FOLDER, check_format, format_text
+from .reflog import parse_seq_name, seq_name
+from .s3_history import BucketHistory
 from .locator import S3Locator
 from .s3_client import (
     CONFLICT,
@@ -74,6 +78,7 @@ class S3Backend(Backend):
         self.locator = loc.render(endpoint=endpoint)
         self.name = S3Locator(loc.bucket, loc.prefix).render()  # for messages: no query part
         self.leases = Leases(client, self.bucket, self.prefix, self.name)
+        self.history = BucketHistory(client, loc.bucket, loc.retain_days, loc.lock_mode, self.name)
 
     @classmethod
     def open(cls, loc: S3Locator, *, create: bool = False) -> S3Backend:
@@ -89,12 +94,13 @@ class S3Backend(Backend):
             if not create:
                 raise StoreFormatError(f"{backend.name} is not a store (no {FORMAT_FILE} object)",
                                        path=backend.name)
-            backend._create()
+            backend.created = backend._create()
             raw = backend.get_small(backend.prefix + FORMAT_FILE, FORMAT_CAP) or b""
         check_format(raw, f"{backend.name}/{FORMAT_FILE}")
         return backend
 
-    def _create(self) -> None:
+    def _create(self) -> bool:
+        """Write the format marker under an empty prefix; whether this call did (False: another creator won)."""
         if any(True for _ in self.list_prefix(self.prefix, limit=1)):
             raise StoreFormatError(f"{self.name} holds objects but no {FORMAT_FILE}: not a store, "
                                    "and not empty (refusing to turn it into one)", path=self.name)
@@ -104,6 +110,8 @@ class S3Backend(Backend):
         except client_errors() as exc:
             if error_code(exc) not in (PRECONDITION, CONFLICT):  # else: another creator won
                 raise io_error("create store", self.name, exc) from exc
+            return False
+        return True
 
     def close(self) -> None:
         self.leases.release_writer()
@@ -146,6 +154,11 @@ class S3Backend(Backend):
 
     def get_small(self, key: str, cap: int) -> bytes | None:
         """The bytes of a small object (a ref, a journal segment, the format), or None if absent."""
+        piece = self.get_piece(key, cap)
+        return None if piece is None else piece[0]
+
+    def get_piece(self, key: str, cap: int) -> tuple[bytes, dict[str, str]] | None:
+        """The bytes and user metadata of a journal piece, or None if absent (capped like :meth:`get_small`)."""
         try:
             reply = self.client.get_object(Bucket=self.bucket, Key=key)
         except client_errors() as exc:
@@ -158,7 +171,7 @@ class S3Backend(Backend):
             data = body.read(cap + 1)
         if len(data) > cap:
             raise StoreLayoutError(self._where(key), f"larger than the {cap}-byte cap for this kind of entry")
-        return data
+        return data, {str(k).lower(): str(v) for k, v in (reply.get("Metadata") or {}).items()}
 
     def delete_key(self, key: str, **conditions: str) -> None:
         try:
@@ -213,15 +226,18 @@ class S3Backend(Backend):
 
     def _upload(self, okey: str, key: str, frame: bytes | str, **conditions: str) -> None:
         """PUT ``frame`` (bytes or a spool path) to ``okey`` with ``conditions``; raises ClientError as is."""
+        lock = self.history.write_once_args()
         if isinstance(frame, bytes):
-            self.client.put_object(Bucket=self.bucket, Key=okey, Body=frame, **conditions)
+            self.client.put_object(Bucket=self.bucket, Key=okey, Body=frame, **conditions, **lock)
             return
         size = os.path.getsize(frame)
         if size <= SINGLE_PUT_LIMIT:
             with open(frame, "rb") as handle:
-                self.client.put_object(Bucket=self.bucket, Key=okey, Body=handle, ContentLength=size, **conditions)
+                self.client.put_object(Bucket=self.bucket, Key=okey, Body=handle, ContentLength=size, **conditions,
+                                       **lock)
             return
-        upload = self.client.create_multipart_upload(Bucket=self.bucket, Key=okey)
+        checksum = {k: v for k, v in lock.items() if k == "ChecksumAlgorithm"}
+        upload = self.client.create_multipart_upload(Bucket=self.bucket, Key=okey, **lock)
         upload_id = upload["UploadId"]
         try:
             parts = []
@@ -230,8 +246,11 @@ class S3Backend(Backend):
                 while piece := handle.read(PART_SIZE):
                     self.leases.ensure_writer()
                     reply = self.client.upload_part(Bucket=self.bucket, Key=okey, UploadId=upload_id,
-                                                    PartNumber=number, Body=piece)
-                    parts.append({"ETag": reply["ETag"], "PartNumber": number})
+                                                    PartNumber=number, Body=piece, **checksum)
+                    part = {"ETag": reply["ETag"], "PartNumber": number}
+                    if "ChecksumSHA256" in reply:
+                        part["ChecksumSHA256"] = reply["ChecksumSHA256"]
+                    parts.append(part)
                     number += 1
             self.client.complete_multipart_upload(Bucket=self.bucket, Key=okey, UploadId=upload_id,
                                                   MultipartUpload={"Parts": parts}, **conditions)
@@ -288,13 +307,22 @@ class S3Backend(Backend):
         if head is None:
             raise ObjectNotFoundError(key)
         now = server_time(head) or time.time()
-        if now - head["LastModified"].timestamp() < REFRESH_AGE_SECONDS:
-            return
+        stamped = head["LastModified"].timestamp()
+        since = self.leases.writer_since()
+        if now - stamped < REFRESH_AGE_SECONDS and since is not None and stamped >= since:
+            return  # stamped under this writer lease: gc keeps it while the lease lives
         try:
             self.client.copy_object(Bucket=self.bucket, Key=okey, CopySource={"Bucket": self.bucket, "Key": okey},
                                     MetadataDirective="REPLACE", Metadata={"refreshed": str(time.time_ns())})
         except client_errors() as exc:
+            if is_not_found(exc):
+                raise ObjectNotFoundError(key) from None  # gc took it meanwhile: the caller stores it again
             raise io_error("refresh", self._where(okey), exc, key=key) from exc
+        # A gc that chose this object before the refresh may still be sweeping:
+        # look again once none is; a later gc sees the new stamp.
+        self.leases.wait_for_gc()
+        if self._head(okey, key) is None:
+            raise ObjectNotFoundError(key)
 
     def list_objects(self) -> Iterator[ObjectInfo]:
         base = f"{self.prefix}objects/"
@@ -368,8 +396,19 @@ class S3Backend(Backend):
     def writer_guard(self) -> contextlib.AbstractContextManager[None]:
         return self.leases.writer()
 
-    def exclusive_guard(self, timeout: float) -> contextlib.AbstractContextManager[Callable[[], None]]:
-        return self.leases.exclusive(timeout)
+    def exclusive_guard(self, timeout: float, *, beside_writers: bool = False
+                        ) -> contextlib.AbstractContextManager[Callable[[], None]]:
+        return self.leases.exclusive(timeout, beside_writers=beside_writers)
+
+    def writer_leases(self) -> list[WriterLease]:
+        return [WriterLease(view.name, view.since) for view in self.leases.leases("writer") if view.live]
+
+    def release_dead_leases(self) -> list[str]:
+        return self.leases.release_stale()
+
+    def keep_alive(self) -> None:
+        """Renew this process's writer lease if it is due (a run's heartbeat calls it)."""
+        self.leases.keep_writer()
 
     # -- refs --------------------------------------------------------------------------
 
@@ -394,25 +433,25 @@ class S3Backend(Backend):
         found = self._read_ref_tagged(name)
         return None if found is None else found[0]
 
-    def swap_ref(self, name: str, expected: Any, new: bytes | None) -> None:
+    def swap_ref(self, name: str, expected: Any, new: bytes | None) -> bytes | None:
+        # Always conditional, even for a plain set (ANY): the value replaced is
+        # then exactly the one read, which is what the ref log records.
         rkey = self._rkey(name)
-        for _ in range(8):
-            conditions: dict[str, str] = {}
-            if expected is not ANY:
-                current = self._read_ref_tagged(name)
-                actual = None if current is None else current[0]
-                if actual != expected:
-                    raise RefConflictError(name, _text(expected), _text(actual))
-                conditions = {"IfNoneMatch": "*"} if current is None else {"IfMatch": current[1]}
+        for _ in range(64 if expected is ANY else 8):
+            current = self._read_ref_tagged(name)
+            actual = None if current is None else current[0]
+            if expected is not ANY and actual != expected:
+                raise RefConflictError(name, _text(expected), _text(actual))
+            conditions = {"IfNoneMatch": "*"} if current is None else {"IfMatch": current[1]}
             try:
                 if new is not None:
                     self.client.put_object(Bucket=self.bucket, Key=rkey, Body=new, **conditions)
-                elif "IfNoneMatch" not in conditions:
+                elif current is not None:
                     self.delete_key(rkey, **conditions)
-                return
+                return actual
             except client_errors() as exc:
                 code = error_code(exc)
-                if code == CONFLICT:
+                if code == CONFLICT or (code == PRECONDITION and expected is ANY):
                     continue  # a concurrent request; re-read and try again
                 if code == PRECONDITION:
                     current = self._read_ref_tagged(name)
@@ -461,6 +500,99 @@ class S3Backend(Backend):
 
     def import_journal(self, name: str, data: bytes) -> None:
         import_segments(self, validate_journal_name(name), data)
+
+    # -- the ref log --------------------------------------------------------------------
+
+    def _lkey(self, seq: int) -> str:
+        return f"{self.prefix}{REFLOG_FOLDER}/{seq_name(seq)}"
+
+    def create_log_entry(self, seq: int, data: bytes) -> bool:
+        lkey = self._lkey(seq)
+        try:
+            self.client.put_object(Bucket=self.bucket, Key=lkey, Body=data, IfNoneMatch="*",
+                                   **self.history.write_once_args())
+        except client_errors() as exc:
+            if error_code(exc) in (PRECONDITION, CONFLICT):
+                return False
+            raise io_error("append to the ref log", self._where(lkey), exc) from exc
+        return True
+
+    def read_log_entry(self, seq: int, cap: int) -> bytes | None:
+        return self.get_small(self._lkey(seq), cap)
+
+    def log_seqs(self, start: int = 0, limit: int | None = None) -> list[int]:
+        base = f"{self.prefix}{REFLOG_FOLDER}/"
+        found: list[int] = []
+        token = None
+        while True:
+            kwargs: dict[str, Any] = {"Bucket": self.bucket, "Prefix": base}
+            if token:
+                kwargs["ContinuationToken"] = token
+            elif start > 0:
+                kwargs["StartAfter"] = base + seq_name(start - 1)
+            if limit is not None:
+                kwargs["MaxKeys"] = min(1000, max(1, limit - len(found)))
+            try:
+                page = self.client.list_objects_v2(**kwargs)
+            except client_errors() as exc:
+                raise io_error("list", self._where(base), exc) from exc
+            for item in page.get("Contents", []):
+                seq = parse_seq_name(item["Key"][len(base):])
+                if seq is not None and seq >= start:
+                    found.append(seq)
+            token = page.get("NextContinuationToken")
+            if not token or (limit is not None and len(found) >= limit):
+                return found if limit is None else found[:limit]
+
+    def last_log_seq(self) -> int | None:
+        # A galloping search over "is there an entry at or after n" (one listing of one key each):
+        # a few requests for any length of log, where listing it all would cost one per thousand.
+        def at_or_after(n: int) -> int | None:
+            found = self.log_seqs(n, 1)
+            return found[0] if found else None
+
+        first = at_or_after(0)
+        if first is None:
+            return None
+        low, step = first, 1
+        while at_or_after(low + step) is not None:
+            low, step = low + step, step * 2
+        high = low + step  # nothing at or after it
+        while high - low > 1:
+            mid = (low + high) // 2
+            if at_or_after(mid) is None:
+                high = mid
+            else:
+                low = mid
+        return low
+
+    def log_stray_entries(self) -> list[str]:
+        base = f"{self.prefix}{REFLOG_FOLDER}/"
+        return [f"{REFLOG_FOLDER}/{item['Key'][len(base):]}" for item in self.list_prefix(base)
+                if parse_seq_name(item["Key"][len(base):]) is None]
+
+    # -- what these credentials may do, and what keeps history ------------------------
+
+    def write_probe(self) -> str | None:
+        """A conditional PUT of the format marker, which exists: 412 means allowed, AccessDenied means not.
+
+        It never writes: the condition fails wherever the write is allowed.
+        """
+        try:
+            self.client.put_object(Bucket=self.bucket, Key=self.prefix + FORMAT_FILE, Body=format_text(),
+                                   IfNoneMatch="*")
+        except client_errors() as exc:
+            code = error_code(exc)
+            if code in (PRECONDITION, CONFLICT):
+                return None
+            if code in ("AccessDenied", "403", "AllAccessDisabled", "InvalidAccessKeyId", "SignatureDoesNotMatch"):
+                return f"PutObject denied ({code})"
+            raise io_error("probe write access", self._where(self.prefix + FORMAT_FILE), exc) from exc
+        # Only a service that ignores If-None-Match gets here; the marker was rewritten with its own bytes.
+        return None
+
+    def describe_history(self) -> list[str]:
+        return self.history.describe()
 
 
 def _text(raw: Any) -> str | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import os
 from email.utils import parsedate_to_datetime
+from urllib.parse import urlsplit
 from typing import Any
 
 from .errors import LocatorError, StoreIOError
@@ -85,13 +86,38 @@ def is_not_found(exc: BaseException) -> bool:
 def io_error(operation: str, where: str, exc: BaseException, key: str | None = None) -> StoreIOError:
     """A StoreIOError for a failed S3 request (code and a short message, never credentials)."""
     code = error_code(exc)
-    if code is not None:
+    server = unreachable_server(exc)
+    if code in ("AccessDenied", "AllAccessDisabled"):
+        text = f"S3 {code}: these credentials may not {operation} here (their role does not allow it; docs/store.md#roles)"
+    elif code is not None:
         text = f"S3 {code}"
+    elif server is not None:
+        text = f"cannot reach the S3 server at {server} ({type(exc).__name__})"
     else:
         text = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".strip()
         if type(exc).__name__ in ("NoCredentialsError", "PartialCredentialsError"):
             text = "no AWS credentials found (environment, AWS_PROFILE, config files or an instance role)"
     return StoreIOError(operation, where, OSError(errno.EIO, text), key=key)
+
+
+_UNREACHABLE = ("EndpointConnectionError", "ConnectTimeoutError", "ReadTimeoutError", "ConnectionClosedError",
+                "ProxyConnectionError")
+
+
+def unreachable_server(exc: BaseException) -> str | None:
+    """The endpoint (scheme, host and port) a failed request could not reach, or None for other failures.
+
+    Only the server's address is kept: no path, no query and no user
+    information (an endpoint from the environment could carry one).
+    """
+    if type(exc).__name__ not in _UNREACHABLE:
+        return None
+    url = str(getattr(exc, "kwargs", {}).get("endpoint_url") or "")
+    parts = urlsplit(url)
+    if not parts.scheme or not parts.hostname:
+        return "its endpoint"
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return f"{parts.scheme}://{host}" + (f":{parts.port}" if parts.port else "")
 
 
 def server_time(response: dict[str, Any]) -> float | None:

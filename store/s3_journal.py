@@ -18,18 +18,25 @@ byte for byte what a local journal file would hold, so both backends share
   segments after it; one that finds a listed segment already deleted by a
   compaction reads again.
 * **Damage is detected, never repaired**: a missing segment number (a gap),
-  or a segment that does not hold whole valid entries, raises
-  :class:`~store.errors.JournalCorruptError`. An S3 PUT is atomic, so a
+  an empty segment, or a segment that does not hold whole valid entries,
+  raises :class:`~store.errors.JournalCorruptError`. An S3 PUT is atomic, so a
   segment is never torn; a damaged last segment is corruption, not a tail.
+* **Each piece says where it belongs**: every segment and base is written
+  with the metadata ``journal`` (its journal's name) and ``segment`` (or
+  ``base``: its number). A reader whose first piece carries them requires
+  them of every piece, so a segment copied over another, moved from another
+  journal, or swapped with another is caught; a journal whose first piece has
+  no such metadata (written before it existed) is read as before.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
-from .errors import JournalCorruptError, JournalError, LockError, StoreLayoutError
+from .errors import JournalCorruptError, JournalError, LockError, StoreIOError, StoreLayoutError
 from .journal import HEADER, MAX_JOURNAL_BYTES, JournalWriter, parse, whole_entries
 from .s3_client import CONFLICT, PRECONDITION, client_errors, error_code, io_error
 from .s3_lease import Leases
@@ -52,7 +59,15 @@ class SegmentBackend(Protocol):
 
     def get_small(self, key: str, cap: int) -> bytes | None: ...
 
+    def get_piece(self, key: str, cap: int) -> tuple[bytes, dict[str, str]] | None: ...
+
     def delete_key(self, key: str, **conditions: str) -> None: ...
+
+
+def _lock_args(backend: SegmentBackend) -> dict[str, Any]:
+    """The Object Lock arguments of a write-once put (see :mod:`store.s3_history`); none without history."""
+    history = getattr(backend, "history", None)
+    return {} if history is None else history.write_once_args()
 
 
 SEGMENT_DIGITS = 10
@@ -66,6 +81,24 @@ def segment_key(backend: SegmentBackend, name: str, seq: int) -> str:
 
 def base_key(backend: SegmentBackend, name: str, seq: int) -> str:
     return f"{backend.prefix}journals/{name}/base-{seq:0{SEGMENT_DIGITS}d}"
+
+
+def piece_metadata(name: str, seq: int, *, base: bool = False) -> dict[str, str]:
+    """The metadata a segment (or base) ``seq`` of journal ``name`` is written with."""
+    return {"journal": name, "base" if base else "segment": str(seq)}
+
+
+def _check_place(name: str, label: str, expected: dict[str, str], found: dict[str, str]) -> None:
+    """Refuse a piece of a sequenced journal whose metadata says it belongs elsewhere."""
+    got = {k: found.get(k) for k in ("journal", "segment", "base") if found.get(k) is not None}
+    if got == expected:
+        return
+    if not got:
+        raise JournalCorruptError(name, 0, f"{label} lacks the journal and number it was written with "
+                                           "(replaced by a plain upload?)")
+    where = f"journal {got.get('journal', '?')}, " + (f"base {got['base']}" if "base" in got
+                                                      else f"segment {got.get('segment', '?')}")
+    raise JournalCorruptError(name, 0, f"{label} holds what was written as {where} (moved or swapped)")
 
 
 def list_segments(backend: SegmentBackend, name: str) -> tuple[list[tuple[int, str, int]], list[tuple[int, str, int]]]:
@@ -120,18 +153,26 @@ def _read_once(backend: SegmentBackend, name: str, cap: int) -> tuple[bytes, int
     if sum(size for _, _, size in pieces) > cap:
         raise StoreLayoutError(f"{backend.name}/journals/{name}", f"larger than the {cap}-byte journal cap")
     with ThreadPoolExecutor(max_workers=16) as pool:
-        parts = list(pool.map(lambda item: backend.get_small(item[1], cap), pieces))
+        got = list(pool.map(lambda item: backend.get_piece(item[1], cap), pieces))
+    if any(piece is None for piece in got):
+        raise _Vanished()
+    parts = [piece[0] for piece in got if piece is not None]
+    sequenced = bool(got[0] and got[0][1].get("journal"))
     offset = 0
     for index, data in enumerate(parts):
-        label = "the base" if bases and index == 0 else f"segment {pieces[index][0]}"
-        if data is None:
-            raise _Vanished()
+        seq = pieces[index][0]
+        is_base = bool(bases) and index == 0
+        label = f"base {seq}" if is_base else f"segment {seq}"
+        if sequenced:
+            _check_place(name, label, piece_metadata(name, seq, base=is_base), got[index][1])  # type: ignore[index]
         start = 0
         if index == 0:
             if not data.startswith(HEADER):
                 parse(name, data[: len(HEADER)] if len(data) >= len(HEADER) else data)  # names a bad header
                 raise JournalCorruptError(name, 0, f"{label} does not start with a whole journal header")
             start = len(HEADER)
+        elif not data:
+            raise JournalCorruptError(name, offset, f"{label} is empty (an append always writes an entry)")
         if not whole_entries(data, start):
             raise JournalCorruptError(name, offset, f"{label} does not hold whole valid entries")
         offset += len(data)
@@ -145,6 +186,7 @@ class SegmentJournalWriter(JournalWriter):
                  timeout: float) -> None:
         super().__init__(name, has)
         self._backend = backend
+        self._renewing = threading.Lock()  # the appending thread and a heartbeat both renew the lease
         leases = backend.leases
         try:
             self._lease = leases.take(leases._key(f"journal-{name}"), "journal", timeout)
@@ -176,7 +218,8 @@ class SegmentJournalWriter(JournalWriter):
     def _create_segment(self, seq: int, data: bytes) -> None:
         key = segment_key(self._backend, self.name, seq)
         try:
-            self._backend.client.put_object(Bucket=self._backend.bucket, Key=key, Body=data, IfNoneMatch="*")
+            self._backend.client.put_object(Bucket=self._backend.bucket, Key=key, Body=data, IfNoneMatch="*",
+                                            Metadata=piece_metadata(self.name, seq), **_lock_args(self._backend))
         except client_errors() as exc:
             if error_code(exc) in (PRECONDITION, CONFLICT):
                 raise JournalError(self.name, f"segment {seq} was written by another writer (conflict)") from None
@@ -185,7 +228,7 @@ class SegmentJournalWriter(JournalWriter):
     def _persist(self, blob: bytes) -> None:
         # A run may go minutes between appends (slow episodes): an idle lease
         # is reclaimed if nobody took it over; segments are fenced anyway.
-        self._backend.leases.renew(self._lease, reclaim=True)
+        self._renew()
         self._create_segment(self._next, blob)
         self._next += 1
         self._data += blob
@@ -198,17 +241,20 @@ class SegmentJournalWriter(JournalWriter):
         backend = self._backend
         try:
             backend.client.put_object(Bucket=backend.bucket, Key=base_key(backend, self.name, upto),
-                                      Body=bytes(self._data), IfNoneMatch="*")
+                                      Body=bytes(self._data), IfNoneMatch="*",
+                                      Metadata=piece_metadata(self.name, upto, base=True), **_lock_args(backend))
         except client_errors() as exc:
             if error_code(exc) not in (PRECONDITION, CONFLICT):
                 raise io_error("compact", f"{backend.name}/journals/{self.name}", exc) from exc
         segments, bases = list_segments(backend, self.name)
-        for seq, key, _ in bases:
-            if seq < upto:
+        covered = [key for seq, key, _ in bases if seq < upto] + [key for seq, key, _ in segments if seq <= upto]
+        for key in covered:
+            try:
                 backend.delete_key(key)
-        for seq, key, _ in segments:
-            if seq <= upto:
-                backend.delete_key(key)
+            except StoreIOError:
+                # Credentials that may append but not delete (an evaluator's role): the
+                # covered segments stay, and readers skip everything a newer base covers.
+                break
         self._based = upto
 
     def _replace(self, data: bytes) -> None:
@@ -219,14 +265,15 @@ class SegmentJournalWriter(JournalWriter):
         segments are deleted they are simply ignored.
         """
         backend = self._backend
-        backend.leases.renew(self._lease, reclaim=True)
+        self._renew()
         segments, bases = list_segments(backend, self.name)
         if any(seq >= self._next for seq, _, _ in segments) or any(seq >= self._next for seq, _, _ in bases):
             raise JournalError(self.name, "another writer appended to the journal (conflict)")
         top = self._next
         try:
             backend.client.put_object(Bucket=backend.bucket, Key=base_key(backend, self.name, top), Body=data,
-                                      IfNoneMatch="*")
+                                      IfNoneMatch="*", Metadata=piece_metadata(self.name, top, base=True),
+                                      **_lock_args(backend))
         except client_errors() as exc:
             if error_code(exc) in (PRECONDITION, CONFLICT):
                 raise JournalError(self.name, f"base {top} was written by another writer (conflict)") from None
@@ -236,8 +283,17 @@ class SegmentJournalWriter(JournalWriter):
                 backend.delete_key(key)
         self._next, self._based, self._data = top + 1, top, bytearray(data)
 
+    def _renew(self) -> None:
+        with self._renewing:
+            self._backend.leases.renew(self._lease, reclaim=True)
+
+    def keep_alive(self) -> None:
+        if self._open:
+            self._renew()
+
     def _release(self) -> None:
-        self._backend.leases.release(self._lease)
+        with self._renewing:
+            self._backend.leases.release(self._lease)
 
     def _delete_held(self) -> None:
         _delete_all(self._backend, self.name)
@@ -265,10 +321,11 @@ def _delete_all(backend: SegmentBackend, name: str) -> bool:
 
 
 def import_segments(backend: SegmentBackend, name: str, data: bytes) -> None:
-    """Create journal ``name`` as one segment holding ``data`` (a copied journal)."""
+    """Create journal ``name`` as one segment holding ``data`` (a copied journal: whole entries only)."""
     key = segment_key(backend, name, 0)
     try:
-        backend.client.put_object(Bucket=backend.bucket, Key=key, Body=data, IfNoneMatch="*")
+        backend.client.put_object(Bucket=backend.bucket, Key=key, Body=data, IfNoneMatch="*",
+                                  Metadata=piece_metadata(name, 0), **_lock_args(backend))
     except client_errors() as exc:
         raise io_error("import journal", f"{backend.name}/journals/{name}", exc) from exc
 

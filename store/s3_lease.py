@@ -29,9 +29,26 @@ before the server stamped the lease, so the holder stops trusting it before
 anyone else may take over. What remains assumed: no process stalls for more
 than :data:`MARGIN_SECONDS` between checking its deadline and its request
 reaching the server, and clock rates (not offsets) agree to well under
-``MARGIN/TTL`` (20%). A crashed holder's lease expires after the TTL; one
-whose holder ran on this host and no longer exists (its pid is gone) is taken
-over at once, so a SIGKILLed run resumes without waiting.
+``MARGIN/TTL``.
+
+**A lease is a heartbeat, never a pid.** Holders renew their leases at least
+every :data:`REFRESH_SECONDS` while they work (a run renews its writer and
+journal leases from its heartbeat, see docs/store.md), so a lease not renewed
+for :data:`TTL_SECONDS` belongs to a holder that is dead, stalled or cut off,
+and is taken over (or, by gc, deleted). The one shortcut: a lease whose
+holder ran on this machine, in this PID namespace, since this boot, and
+whose process no longer exists (:func:`store._identity.provably_dead`) is
+taken over at once, so a SIGKILLed run resumes without waiting. A holder in
+another PID namespace (a sidecar container) or on another host proves
+nothing by its pid and is judged by its heartbeat alone.
+
+**gc beside writers.** Each writer lease records ``since``: the server's
+time when it was taken. gc keeps every unreferenced object stamped at or
+after the ``since`` of any live writer lease (what a writer put or refreshed
+under its lease, and may be about to reference), and takes only the gc lease:
+it no longer waits for writers to stop. New writer leases still wait while a
+gc lease is live; a writer that refreshes an old object under an existing
+lease looks again once no gc lease is live (see :meth:`Leases.wait_for_gc`).
 """
 
 from __future__ import annotations
@@ -48,15 +65,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ._identity import process_identity, provably_dead
 from .errors import LockError
 from .s3_client import CONFLICT, PRECONDITION, client_errors, error_code, io_error, is_not_found, server_time
 
-TTL_SECONDS = 300.0
+TTL_SECONDS = 180.0
+"""A lease not renewed for this long (by the server's clock) is stale: its holder is dead or cut off."""
 MARGIN_SECONDS = 60.0
-REFRESH_SECONDS = 60.0
+REFRESH_SECONDS = 50.0
+"""Holders renew a lease they use once it is this old (a run's heartbeat, every 60 s, always renews)."""
 WRITER_WAIT_SECONDS = 900.0
 """How long a writer waits for a gc lease to go (gc sweeps are minutes at most)."""
 _POLL_SECONDS = 0.25
+_BODY_CAP = 4096
 
 
 @dataclass(slots=True)
@@ -67,10 +88,30 @@ class Held:
     etag: str
     sent: float  # monotonic time the request that wrote it was sent
     renewed: float
+    since: float  # the server's time when the lease was taken (kept by renewals)
 
     @property
     def deadline(self) -> float:
         return self.sent + TTL_SECONDS - MARGIN_SECONDS
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseView:
+    """What another process sees of a lease.
+
+    Attributes:
+        name: the lease object's name under ``leases/``.
+        live: renewed within the TTL and its holder not provably dead.
+        since: the server's time when it was taken (its first stamp, if it never said).
+        etag: the lease object's ETag (to delete it only if unchanged).
+        owner: the holder as the lease names it (host:pid:token), for messages.
+    """
+
+    name: str
+    live: bool
+    since: float
+    etag: str
+    owner: str
 
 
 class Leases:
@@ -86,6 +127,7 @@ class Leases:
     def __init__(self, client: Any, bucket: str, prefix: str, where: str) -> None:
         self.client, self.bucket, self.prefix, self.where = client, bucket, prefix, where
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self.identity = process_identity()
         self._writer: Held | None = None
         self._lock = threading.RLock()
         self._atexit = False
@@ -95,67 +137,78 @@ class Leases:
     def _key(self, name: str) -> str:
         return f"{self.prefix}leases/{name}"
 
-    def _body(self, kind: str) -> bytes:
-        return json.dumps({"kind": kind, "owner": self.owner, "ttl": TTL_SECONDS}, sort_keys=True).encode()
+    def _where(self, key: str) -> str:
+        return f"{self.where}/{key[len(self.prefix):]}"
 
-    def _put(self, key: str, kind: str, **conditions: str) -> Held:
+    def _body(self, kind: str, since: float | None) -> bytes:
+        doc: dict[str, Any] = {"kind": kind, "owner": self.owner, "ttl": TTL_SECONDS, "identity": self.identity}
+        if since is not None:
+            doc["since"] = since
+        return json.dumps(doc, sort_keys=True).encode()
+
+    def _put(self, key: str, kind: str, since: float | None = None, **conditions: str) -> Held:
         sent = time.monotonic()
         try:
-            reply = self.client.put_object(Bucket=self.bucket, Key=key, Body=self._body(kind), **conditions)
+            reply = self.client.put_object(Bucket=self.bucket, Key=key, Body=self._body(kind, since), **conditions)
         except client_errors() as exc:
             if error_code(exc) in (PRECONDITION, CONFLICT):
                 raise _Taken() from None
-            raise io_error("lease", f"{self.where}/{key[len(self.prefix):]}", exc) from exc
-        return Held(key, reply["ETag"], sent, sent)
+            raise io_error("lease", self._where(key), exc) from exc
+        if since is None:
+            # The server's time of this first stamp: every object this holder
+            # writes afterwards is stamped at or after it.
+            since = server_time(reply)
+            if since is None:
+                head = self._head(key)
+                since = head["LastModified"].timestamp() if head is not None else time.time()
+        return Held(key, reply["ETag"], sent, sent, since)
+
+    def _head(self, key: str) -> dict[str, Any] | None:
+        try:
+            return self.client.head_object(Bucket=self.bucket, Key=key)
+        except client_errors() as exc:
+            if is_not_found(exc):
+                return None
+            raise io_error("lease", self._where(key), exc) from exc
 
     def _delete(self, held: Held) -> None:
         with contextlib.suppress(*client_errors()):
             self.client.delete_object(Bucket=self.bucket, Key=held.key, IfMatch=held.etag)
 
-    def holder_is_dead(self, key: str) -> bool:
-        """Whether the lease at ``key`` belongs to a process of this host that no longer exists.
-
-        Such a lease (left by a SIGKILLed run, say) may be taken over at once
-        instead of after its TTL: the holder provably cannot act any more. A
-        holder on another host, or a pid that exists (even reused), waits for
-        the TTL as usual.
-        """
+    def _read_body(self, key: str) -> dict[str, Any]:
+        """The lease's JSON body, or {} when it is gone or unreadable (a lease says nothing then)."""
         try:
             reply = self.client.get_object(Bucket=self.bucket, Key=key)
-            owner = json.loads(reply["Body"].read(4096)).get("owner", "")
-            host, pid, _ = str(owner).rsplit(":", 2)
-            number = int(pid)
-        except (ValueError, TypeError, AttributeError, *client_errors()):
-            return False
-        if host != socket.gethostname() or number == os.getpid():
-            return False
-        try:
-            os.kill(number, 0)
-        except ProcessLookupError:
-            return True
-        except OSError:
-            return False
-        return False
+            doc = json.loads(reply["Body"].read(_BODY_CAP))
+        except (ValueError, TypeError, KeyError, *client_errors()):
+            return {}
+        return doc if isinstance(doc, dict) else {}
+
+    def holder_is_dead(self, key: str) -> bool:
+        """Whether the holder of the lease at ``key`` provably no longer exists (see :mod:`store._identity`).
+
+        Never judged by a pid alone: only a holder of this host, boot and PID
+        namespace whose process is gone (or was replaced by another with the
+        same pid) counts; anything else waits for the lease's heartbeat to go stale.
+        """
+        return provably_dead(self._read_body(key).get("identity"))
 
     def live_lease(self, key: str) -> dict[str, Any] | None:
         """``{"etag", "owner"}`` of the live lease at ``key``; None if absent or expired."""
-        try:
-            head = self.client.head_object(Bucket=self.bucket, Key=key)
-        except client_errors() as exc:
-            if is_not_found(exc):
-                return None
-            raise io_error("lease", f"{self.where}/{key[len(self.prefix):]}", exc) from exc
+        head = self._head(key)
+        if head is None:
+            return None
         now = server_time(head) or time.time()
         if now - head["LastModified"].timestamp() >= TTL_SECONDS or self.holder_is_dead(key):
             return {"etag": head["ETag"], "owner": None}
         return {"etag": head["ETag"], "owner": key.rsplit("/", 1)[-1], "live": True}
 
-    def live_writers(self) -> list[str]:
-        """Names of the live writer leases (other than this process's)."""
-        live: list[str] = []
+    def leases(self, kind: str) -> list[LeaseView]:
+        """Every lease named ``<kind>-...`` other than this process's writer lease, live or not, in name order."""
+        views: list[LeaseView] = []
         token = None
         while True:
-            kwargs: dict[str, Any] = {"Bucket": self.bucket, "Prefix": self._key("writer-")}
+            kwargs: dict[str, Any] = {"Bucket": self.bucket, "Prefix": self._key(f"{kind}-")}
             if token:
                 kwargs["ContinuationToken"] = token
             try:
@@ -164,13 +217,39 @@ class Leases:
                 raise io_error("list leases", f"{self.where}/leases", exc) from exc
             now = server_time(page) or time.time()
             for item in page.get("Contents", []):
-                mine = self._writer is not None and item["Key"] == self._writer.key
-                if not mine and now - item["LastModified"].timestamp() < TTL_SECONDS \
-                        and not self.holder_is_dead(item["Key"]):
-                    live.append(item["Key"].rsplit("/", 1)[-1])
+                if self._writer is not None and item["Key"] == self._writer.key:
+                    continue
+                stamped = item["LastModified"].timestamp()
+                body = self._read_body(item["Key"])
+                since = body.get("since")
+                if not isinstance(since, (int, float)) or isinstance(since, bool) or since > stamped:
+                    since = stamped  # never renewed: its only stamp is when it was taken
+                live = now - stamped < TTL_SECONDS and not provably_dead(body.get("identity"))
+                views.append(LeaseView(item["Key"].rsplit("/", 1)[-1], live, float(since), item["ETag"],
+                                       str(body.get("owner", ""))[:200]))
             token = page.get("NextContinuationToken")
             if not token:
-                return live
+                return views
+
+    def live_writers(self) -> list[str]:
+        """Names of the live writer leases (other than this process's)."""
+        return [view.name for view in self.leases("writer") if view.live]
+
+    def release_stale(self) -> list[str]:
+        """Delete every writer and journal lease that is no longer live (only if unchanged); their names.
+
+        A lease renewed between the look and the delete keeps its new ETag,
+        so the conditional delete leaves it alone.
+        """
+        gone = []
+        for kind in ("writer", "journal"):
+            for view in self.leases(kind):
+                if view.live:
+                    continue
+                with contextlib.suppress(*client_errors()):
+                    self.client.delete_object(Bucket=self.bucket, Key=self._key(view.name), IfMatch=view.etag)
+                    gone.append(view.name)
+        return gone
 
     # -- writer leases ---------------------------------------------------------------------
 
@@ -191,7 +270,7 @@ class Leases:
             held = self._writer
             if held is not None and now < held.deadline:
                 if now - held.renewed >= REFRESH_SECONDS:
-                    fresh = self._put(held.key, "writer")
+                    fresh = self._put(held.key, "writer", held.since)
                     held.etag, held.sent, held.renewed = fresh.etag, fresh.sent, fresh.renewed
                 return
             self._writer = None
@@ -205,7 +284,7 @@ class Leases:
                     self.writer_epoch += 1
                     if not self._atexit:
                         # A process that ends normally frees its lease at once
-                        # (a killed one's lease expires, see holder_is_dead).
+                        # (a killed one's lease goes stale, or see holder_is_dead).
                         atexit.register(self.release_writer)
                         self._atexit = True
                     return
@@ -214,6 +293,40 @@ class Leases:
                     raise LockError(f"{self.where}/leases/gc",
                                     f"gc holds the store after {WRITER_WAIT_SECONDS:g} s of waiting")
                 time.sleep(_POLL_SECONDS)
+
+    def writer_since(self) -> float | None:
+        """The server's time when this process's current writer lease was taken (None: no valid lease)."""
+        with self._lock:
+            held = self._writer
+            return held.since if held is not None and time.monotonic() < held.deadline else None
+
+    def wait_for_gc(self) -> None:
+        """Return once no live gc lease exists, renewing this process's writer lease meanwhile.
+
+        A writer that refreshed an old object calls it before looking at the
+        object again: a gc that chose the object before the refresh may still
+        be deleting, and one that takes its lease later sees the new stamp.
+        """
+        deadline = time.monotonic() + WRITER_WAIT_SECONDS
+        while True:
+            lease = self.live_lease(self._key("gc"))
+            if lease is None or not lease.get("live"):
+                return
+            if time.monotonic() >= deadline:
+                raise LockError(f"{self.where}/leases/gc", f"gc holds the store after {WRITER_WAIT_SECONDS:g} s "
+                                "of waiting")
+            self.keep_writer()
+            time.sleep(_POLL_SECONDS)
+
+    def keep_writer(self) -> None:
+        """Renew this process's writer lease if one is held and due (a heartbeat); never takes a new one."""
+        with self._lock:
+            held = self._writer
+            now = time.monotonic()
+            if held is None or now >= held.deadline or now - held.renewed < REFRESH_SECONDS:
+                return
+            fresh = self._put(held.key, "writer", held.since)
+            held.etag, held.sent, held.renewed = fresh.etag, fresh.sent, fresh.renewed
 
     def current_epoch(self) -> int:
         """:attr:`writer_epoch` while the writer lease is valid, else -1."""
@@ -230,16 +343,24 @@ class Leases:
     # -- the gc lease --------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def exclusive(self, timeout: float) -> Iterator[Callable[[], None]]:
-        """Hold the gc lease with no live writer lease; yields ``check()`` (renews, raises if lost)."""
+    def exclusive(self, timeout: float, *, beside_writers: bool = False) -> Iterator[Callable[[], None]]:
+        """Hold the gc lease; yields ``check()`` (renews, raises if lost).
+
+        Args:
+            timeout: seconds to wait for the lease (and, unless ``beside_writers``,
+                for live writer leases to go).
+            beside_writers: do not wait for writers (gc: it keeps what their
+                leases protect); otherwise wait until no live writer lease
+                remains (fsck's quarantine, which replaces objects).
+        """
         self.release_writer()
         held = self.take(self._key("gc"), "gc", timeout)
         try:
             deadline = time.monotonic() + timeout
-            while writers := self.live_writers():
+            while not beside_writers and (writers := self.live_writers()):
                 if time.monotonic() >= deadline:
                     raise LockError(f"{self.where}/leases", f"{len(writers)} writer(s) active after {timeout:g} s "
-                                    f"(first: {writers[0]}); gc runs when no run is writing")
+                                    f"(first: {writers[0]}); quarantine runs when no run is writing")
                 time.sleep(_POLL_SECONDS)
                 self.renew(held)
             yield lambda: self.renew(held)
@@ -247,7 +368,7 @@ class Leases:
             self._delete(held)
 
     def take(self, key: str, kind: str, timeout: float) -> Held:
-        """Create the exclusive lease ``key``, taking over an expired one; LockError after ``timeout``."""
+        """Create the exclusive lease ``key``, taking over a stale one; LockError after ``timeout``."""
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -259,8 +380,7 @@ class Leases:
                 with contextlib.suppress(_Taken):
                     return self._put(key, kind, IfMatch=current["etag"])
             if time.monotonic() >= deadline:
-                raise LockError(f"{self.where}/{key[len(self.prefix):]}",
-                                f"held by another process (a live lease) after {timeout:g} s")
+                raise LockError(self._where(key), f"held by another process (a live lease) after {timeout:g} s")
             time.sleep(_POLL_SECONDS)
 
     def renew(self, held: Held, *, reclaim: bool = False) -> None:
@@ -274,13 +394,13 @@ class Leases:
         """
         now = time.monotonic()
         if now >= held.deadline and not reclaim:
-            raise LockError(f"{self.where}/{held.key[len(self.prefix):]}", "lease ran out")
+            raise LockError(self._where(held.key), "lease ran out")
         if now < held.deadline and now - held.renewed < REFRESH_SECONDS:
             return
         try:
-            fresh = self._put(held.key, "renew", IfMatch=held.etag)
+            fresh = self._put(held.key, "renew", held.since, IfMatch=held.etag)
         except _Taken:
-            raise LockError(f"{self.where}/{held.key[len(self.prefix):]}", "lease was taken over") from None
+            raise LockError(self._where(held.key), "lease was taken over") from None
         held.etag, held.sent, held.renewed = fresh.etag, fresh.sent, fresh.renewed
 
     def release(self, held: Held) -> None:

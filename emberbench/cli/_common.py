@@ -23,6 +23,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
@@ -133,27 +134,42 @@ def is_terminal() -> bool:
     return sys.stderr.isatty()
 
 
-def suite_named_by_manifest(option: str | os.PathLike[str] | None, suite_id: str | None, *, where: str) -> Any:
+KNOWN_SUITES_FILE = Path(".emberbench") / "suites.json"
+"""The known-suites list of the command line (:mod:`emberbench.sim.known_suites`), in the working folder."""
+
+
+def remember_suite_folder(suite_id: str, suite_version: str, suite_hash: str,
+                          given: str | os.PathLike[str] | None) -> None:
+    """Remember the folder ``given`` (a ``--suite`` that named a folder) of a suite in the known-suites list."""
+    if given is None:
+        return
+    from ..sim.known_suites import remember_suite
+
+    if remember_suite(KNOWN_SUITES_FILE, suite_id, suite_version, suite_hash, given):
+        import logging
+
+        logging.getLogger("emberbench").info("suite %s %s remembered as folder %s (in %s)", suite_id, suite_version,
+                                             os.fspath(given), KNOWN_SUITES_FILE)
+
+
+def suite_named_by_manifest(option: str | os.PathLike[str] | None, suite_id: str | None, *, where: str,
+                            suite_hash: str | None = None) -> Any:
     """The suite a command on a manifest's episodes uses: ``--suite`` when given, else the manifest's own.
 
     Without ``--suite``, a manifest that names a shipped suite (``suite_id``)
-    gets that suite, and no manifest (None) gets the public suite. The suite's
-    version and hash are checked against the manifest later, by the reader,
-    as with ``--suite``.
+    gets that suite; one that names another suite gets the folder remembered
+    for its hash in the known-suites list (:data:`KNOWN_SUITES_FILE`); no
+    manifest (None) gets the public suite. The suite's version and hash are
+    checked against the manifest later, by the reader, as with ``--suite``.
 
     Raises:
-        SuiteError: the manifest names a suite that is not shipped and no
-            ``--suite`` is given (``where`` names the file in the message).
+        SuiteError: the manifest names a suite that is neither shipped nor
+            remembered and no ``--suite`` is given (``where`` names the file
+            in the message); a remembered folder no longer holds it.
     """
-    from ..errors import SuiteError
-    from ..sim.suite import SHIPPED_SUITES, load_suite
+    from ..sim.known_suites import suite_for
 
-    if option is not None:
-        return load_suite(option)
-    if suite_id is None or suite_id in SHIPPED_SUITES:
-        return load_suite(suite_id)
-    raise SuiteError(f"{where}: its manifest names suite {suite_id!r}, which is not shipped with EMBERBench; "
-                     "give the suite's folder with --suite")
+    return suite_for(suite_id, suite_hash, given=option, known=KNOWN_SUITES_FILE, where=where)
 
 
 def suite_for_result(option: str | os.PathLike[str] | None, result: str | os.PathLike[str]) -> Any:
@@ -163,9 +179,34 @@ def suite_for_result(option: str | os.PathLike[str] | None, result: str | os.Pat
         ResultError: the artifact's header is refused (before any replay).
         SuiteError: as :func:`suite_named_by_manifest`.
     """
-    if option is not None:
-        return suite_named_by_manifest(option, None, where=os.fspath(result))
-    from ..results.stream import read_header
+    from ..api.suites import suite_of_result
 
-    header = read_header(result)
-    return suite_named_by_manifest(None, header.manifest.suite_id, where=header.where)
+    return suite_of_result(result, option, known=KNOWN_SUITES_FILE)
+
+
+def manifest_and_suite(path: str | os.PathLike[str], option: str | os.PathLike[str] | None) -> tuple[Any, Any]:
+    """Read the manifest file ``path``, find its suite (:func:`suite_named_by_manifest`), check one against the other.
+
+    Raises:
+        ManifestError: the manifest is refused, or does not match the suite
+            (the message names the file).
+        SuiteError: as :func:`suite_named_by_manifest`.
+    """
+    from ..errors import ManifestError
+    from ..results.manifest import check_manifest, load_manifest
+
+    manifest = load_manifest(path)
+    suite = suite_named_by_manifest(option, manifest.suite_id, where=os.fspath(path), suite_hash=manifest.suite_hash)
+    try:
+        check_manifest(manifest, suite)
+    except ManifestError as exc:
+        raise ManifestError(f"{os.fspath(path)}: {exc}") from None
+    return manifest, suite
+
+
+def suite_for_input(option: str | os.PathLike[str] | None, path: str | os.PathLike[str]) -> Any:
+    """The suite for a file that is a result artifact or a run record (``view``, ``replay``):
+    :func:`emberbench.api.suites.suite_of_file` with the known-suites list of the working folder."""
+    from ..api.suites import suite_of_file
+
+    return suite_of_file(path, option, known=KNOWN_SUITES_FILE)

@@ -11,7 +11,8 @@ The rules (docs/user-guide.md, "Arguments"):
   other scripts (Python's ``int`` accepts ``" 1"``, ``1_000`` and Arabic-Indic
   digits; these types do not);
 * a seed is a decimal integer in [0, 2**64 - 1]; a list of seeds names each
-  seed once;
+  seed once, and takes seeds and inclusive ranges (``0 1 2``, ``0,1,2``,
+  ``0-99``) alike (:func:`seed_list`);
 * a count is in its documented range (:func:`integer_in`, whose bounds are
   the library's own constants), else in [0 or 1, 10**12]: a value outside is
   a usage error, never a library error found later;
@@ -171,21 +172,43 @@ def distinct_seeds(values: list[int] | None) -> list[int] | None:
     return values
 
 
-def seed_list(values: list[str] | None) -> list[int] | None:
-    """Callback of a seed-list option (comma-separated and/or repeated): distinct seeds, at least one.
+MAX_SEED_RANGE = 100_000
+"""Most seeds one range ``FIRST-LAST`` of a seed list may name."""
+_RANGE = re.compile(r"([0-9]+)-([0-9]+)")
 
-    None (the option not given) stays None, for the command's default.
+
+def _seeds_of(part: str) -> list[int]:
+    """One item of a seed list: a seed, or an inclusive range ``FIRST-LAST`` of seeds."""
+    bounds = _RANGE.fullmatch(part)
+    if bounds is None:
+        return [parse_seed(part)]
+    first, last = parse_seed(bounds.group(1)), parse_seed(bounds.group(2))
+    if first > last or last - first >= MAX_SEED_RANGE:
+        raise typer.BadParameter(f"{_shown(part)} is not a seed range (FIRST-LAST, FIRST <= LAST, at most "
+                                 f"{MAX_SEED_RANGE} seeds)")
+    return list(range(first, last + 1))
+
+
+def seed_list(values: list[str] | None) -> list[int] | None:
+    """Callback of a seed-list option: distinct seeds, at least one, in the order given.
+
+    Each value is a seed (``0``), an inclusive range (``0-99``) or several of
+    those separated by commas (``0,1,2``, ``0-9,20``); the option may take
+    several values (``--seeds 0 1 2``) or be repeated. None (the option not
+    given) stays None, for the command's default.
 
     Raises:
-        typer.BadParameter: a value is not a seed, a seed is given twice,
-            or no seed is given at all (``--seeds ''``).
+        typer.BadParameter: a value is not a seed or a range, a seed is
+            given twice, or no seed is given at all (``--seeds ''``).
     """
     if values is None:
         return None
-    parts = [part.strip() for value in values for part in value.split(",")]
+    # A lone value is taken as it is (" 1" is not a seed); around commas, spaces are allowed ("0, 1, 2").
+    parts = [part.strip() if "," in _text(value) else _text(value) for value in values
+             for part in _text(value).split(",")]
     if not any(parts):
         raise typer.BadParameter("needs at least one seed, e.g. 0,1,2")
-    return distinct_seeds([parse_seed(part) for part in parts if part])
+    return distinct_seeds([seed for part in parts if part for seed in _seeds_of(part)])
 
 
 seed_list.bounds = parse_seed.bounds  # type: ignore[attr-defined]
@@ -332,7 +355,7 @@ def variadic_command(*options: str) -> type[TyperCommand]:
 
 
 __all__ = [
-    "ForceOption", "MAX_SEED", "OutputRefused", "distinct_seeds", "integer_in", "refuse_existing", "seed_list",
+    "ForceOption", "MAX_SEED", "MAX_SEED_RANGE", "OutputRefused", "distinct_seeds", "integer_in", "refuse_existing", "seed_list",
     "variadic_command", "parse_address", "parse_agent_timeout", "parse_checkpoint_seconds", "parse_count",
     "parse_embed", "parse_frames_per_second", "parse_grace_seconds", "parse_output_file", "parse_output_file_or_none",
     "parse_positive", "parse_replicates", "parse_resamples", "parse_scored_seed_count", "parse_seed",

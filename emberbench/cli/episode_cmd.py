@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ._common import policy_exceptions_in_one_line, user_errors
+from ._common import KNOWN_SUITES_FILE, policy_exceptions_in_one_line, suite_for_input, user_errors
 from .args import ForceOption, parse_agent_timeout, parse_output_file, parse_seed, refuse_existing
 from .suite_cmd import SuiteOption
 
@@ -50,10 +50,12 @@ def episode(
     from ..io.atomic import atomic_write_bytes
     from ..records.episode import play_episode
     from ..policies.spec import closing, resolve_policy
+    from ..sim.known_suites import suite_with_scenario
     from ..sim.suite import load_suite
 
     refuse_existing(record, force=force)
-    s = load_suite(suite)
+    s = load_suite(suite) if suite is not None else suite_with_scenario(scenario_id, known=KNOWN_SUITES_FILE)
+    s = s if s is not None else load_suite()  # no suite has it: the public suite's error names the scenario
     sc = s.scenario(scenario_id)
     the_seed = sc.seed if seed is None else seed
     factory = resolve_policy(policy, agent_timeout=agent_timeout, agent_log=agent_log_dir(agent_log))
@@ -82,7 +84,6 @@ def replay(
     """Authenticate a run record by replay and print its metrics as JSON."""
     from ..io.canonical import canonical_json
     from ..records.episode import authenticate_file
-    from ..sim.suite import load_suite
 
-    metrics = authenticate_file(path, load_suite(suite))
+    metrics = authenticate_file(path, suite_for_input(suite, path))
     typer.echo(canonical_json(metrics.to_dict()))

@@ -8,18 +8,17 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ..evaluation.executor_choice import ExecutorKind
-from ._common import _is_store_error, user_errors
+from ._common import _is_store_error, manifest_and_suite, remember_suite_folder, suite_for_result, user_errors
 from .args import (
     ForceOption,
     integer_in,
     parse_agent_timeout,
     parse_checkpoint_seconds,
-    distinct_seeds,
     parse_count,
     parse_output_file,
     parse_scored_seed_count,
-    parse_seed,
     refuse_existing,
+    seed_list,
     variadic_command,
 )
 from .cluster_cmd import (
@@ -54,8 +53,9 @@ def register(app: typer.Typer) -> None:
 @user_errors
 def manifest_build(
     out: Annotated[Path, typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Manifest file to write.")],
-    seeds: Annotated[Optional[list[int]], typer.Option("--seeds", parser=parse_seed, callback=distinct_seeds, metavar="SEED...",
-                                                       help="Seeds in order: --seeds 0 1 2 (decimal, in [0, 2**64 - 1]).")] = None,
+    seeds: Annotated[Optional[list[str]], typer.Option("--seeds", callback=seed_list, metavar="SEEDS...",
+                                                       help="Seeds in order, each in [0, 2**64 - 1]: --seeds 0 1 2, "
+                                                            "--seeds 0,1,2 or a range --seeds 0-99.")] = None,
     suite: SuiteOption = None,
     scenarios: Annotated[Optional[list[str]], typer.Option("--scenarios", help="Only these scenarios (comma-separated or repeated); suite order is kept.")] = None,
     families: Annotated[Optional[list[str]], typer.Option("--families", help="Only the scenarios of these families (comma-separated or repeated).")] = None,
@@ -77,6 +77,7 @@ def manifest_build(
         raise ManifestError("give the seeds (--seeds 0 1 2) or --scored")
     parsed = draw_scored_seeds(seed_count) if scored else values
     s = load_suite(suite)
+    remember_suite_folder(s.id, s.version, s.hash, suite)  # later commands on this manifest find the suite without --suite
     subset = None
     if scenarios or families:
         subset = select_scenarios(s, parse_list(scenarios), parse_list(families))
@@ -104,8 +105,8 @@ def manifest_show(path: Annotated[Path, typer.Argument(help="A manifest file.")]
 def run(
     manifest: Annotated[Path, typer.Option("--manifest", help="Evaluation manifest file.")],
     policy: Annotated[str, typer.Option("--policy", help="Policy spec: built-in name, module:factory, entry-point name, cmd:<command> or openai:<model>.")],
-    model_id: Annotated[str, typer.Option("--model-id", help="Label for this model in the result (1-256 printable characters).")],
     out: Annotated[Path, typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Result artifact to write or resume.")],
+    model_id: Annotated[Optional[str], typer.Option("--model-id", help="Label for this model in the result (1-256 printable characters); default: the policy spec's name (greedy, mypolicy for ./mypolicy.py:make), printed.")] = None,
     no_resume: Annotated[bool, typer.Option("--no-resume", help="Start from nothing: refuse (never reuse) an existing artifact, or episodes of this run already journaled in the store.")] = False,
     agent_timeout: Annotated[float, typer.Option(parser=parse_agent_timeout, metavar="SECONDS", help="Seconds an external (cmd:) agent may take per step (at most a day).")] = 30.0,
     agent_log: AgentLogOption = None,
@@ -133,6 +134,7 @@ def run(
              "async policies), in [1, 4096]. Same records as without it.")] = 1,
     gpus_per_worker: GpusOption = None,
     resources: ResourcesOption = None,
+    tag: Annotated[Optional[list[str]], typer.Option("--tag", metavar="TAG", help="Label the run in the store (repeatable): 1-64 letters, digits and ._:=+-; `runs ls --tag` finds it.")] = None,  # noqa: UP007
 ) -> None:
     """Run a policy on every episode of a manifest and write its result artifact.
 
@@ -141,25 +143,26 @@ def run(
     """
     from ..errors import EmberError, EvaluationError
     from ..evaluation.executor_choice import choose_executor
-    from ..results.manifest import load_manifest
     from ..policies.context import PolicyContext
     from ..policies.spec import resolve_policy
     from ..evaluation.runner import run_evaluation
-    from ..sim.suite import load_suite
     from .cluster_cmd import parse_runtime_env, resolve_address
     from .progress import progress_bar
     from .store_cmd import resolve_store_dir
 
+    model_id = _model_id(model_id, policy)
     drive = _drive(batch_size, concurrency)
     signer = _signer(signing_key, no_store)
-    s = load_suite(suite)
-    m = load_manifest(manifest, s)
+    tags = _tags(tag, no_store)
+    m, s = manifest_and_suite(manifest, suite)
     log_dir = agent_log_dir(agent_log)
     store = None
     if not no_store:
         from ..evaluation.store_runner import open_store
 
         store = open_store(resolve_store_dir(store_dir))
+        if store.created:  # a mistyped folder or prefix must not pass unnoticed
+            typer.echo(f"note: new empty store at {store.locator}", err=True)
     # A bad spec fails here. The store goes to policies that keep content in it (a served model's cache).
     factory = resolve_policy(policy, agent_timeout=agent_timeout, agent_log=log_dir,
                              context=PolicyContext(store=store))
@@ -177,7 +180,7 @@ def run(
         code = policy_code_digest(policy)
     env = parse_runtime_env(runtime_env)
     common = {"resume": not no_resume, "store": store, "checkpoint_every": checkpoint_every,
-              "checkpoint_seconds": checkpoint_seconds}
+              "checkpoint_seconds": checkpoint_seconds, "tags": tags}
     asked = _cluster_option(address, workers, env, gpus_per_worker, resources)
     if executor is ExecutorKind.LOCAL and (gpus_per_worker or resources):
         raise typer.BadParameter("worker resources are for Ray workers; drop --executor local",
@@ -219,10 +222,45 @@ def run(
         ) from None
     typer.echo(summary.describe())
     typer.echo(chosen[0].describe())
+    if chosen[0].kind is not ExecutorKind.LOCAL:  # in process, every episode is this machine's
+        typer.echo(summary.describe_nodes())
     if summary.usage is not None:
         typer.echo(f"model usage of the episodes played now: {summary.usage.describe()}")
+    if store is not None:
+        from .store_cmd import refresh_catalog
+
+        refresh_catalog(store)
     if signer is not None:
         _attest_run(store, m, model_id, signer, code, chosen, resolve_address(address))
+
+
+def _model_id(option: str | None, policy: str) -> str:
+    """``--model-id``, else the policy spec's name (printed, so that the label is never a surprise)."""
+    if option is not None:
+        return option
+    from ..policies.spec import spec_name
+
+    name = spec_name(policy)
+    if name is None:
+        raise typer.BadParameter(f"the policy spec {policy!r} gives no name to use as the model id; give --model-id",
+                                 param_hint="--model-id")
+    typer.echo(f"model id: {name} (the policy spec's name; --model-id chooses another)")
+    return name
+
+
+def _tags(given: list[str] | None, no_store: bool) -> tuple[str, ...]:
+    """The run's tags, checked (a usage error otherwise); tags need a store (they live in its run-info)."""
+    from ..errors import RunInfoError
+    from ..evaluation.run_info import normalize_tags
+
+    if not given:
+        return ()
+    if no_store:
+        raise typer.BadParameter("tags are kept in the store's run-info; drop --no-store", param_hint="--tag")
+    try:
+        return normalize_tags(given)
+    except RunInfoError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--tag") from None
 
 
 def _signer(option: Path | None, no_store: bool) -> Any:
@@ -349,7 +387,6 @@ def verify(
     """
     from ..results.stream import verify_artifact
     from ..evaluation.run_sidecar import policy_note
-    from ..sim.suite import load_suite
     from .cluster_cmd import replay_on_ray, resolve_address
 
     envelope, trusted = None, None
@@ -361,7 +398,7 @@ def verify(
             raise typer.BadParameter("--attestation needs the trusted keys: --keyring FILE or $EMBERBENCH_KEYRING",
                                      param_hint="--keyring")
         envelope = read_attestation(attestation)
-    s = load_suite(suite)
+    s = suite_for_result(suite, path)
     if not replay_on_ray(workers, address):
         r = verify_artifact(path, s)
     else:
@@ -400,10 +437,9 @@ def pair(
     from ..io.atomic import atomic_write_bytes
     from ..io.canonical import canonical_bytes
     from ..results.pairing import pair_artifacts
-    from ..sim.suite import load_suite
 
     refuse_existing(out, force=force)
-    report = pair_artifacts(a, b, load_suite(suite))
+    report = pair_artifacts(a, b, suite_for_result(suite, a))
     typer.echo(f"manifest {report.manifest_hash}: {report.model_a!r} vs {report.model_b!r}")
     typer.echo(f"scheduled {report.total_scheduled}, paired {report.paired_count}, "
                f"missing from A {len(report.missing_from_a)}, missing from B {len(report.missing_from_b)}")

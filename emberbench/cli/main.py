@@ -34,7 +34,7 @@ from typer.core import TyperGroup
 from ..errors import EmberError
 from . import verbosity
 from ._common import fail, quiet_exit_on_broken_pipe, stdout_is_broken
-from ._typer_compat import hide_flag_value_types
+from ._typer_compat import hide_flag_value_types, plain_help, types_as_words
 from .stop_signals import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, exit_status, signals_raise
 
 
@@ -83,8 +83,10 @@ def _status_of(call: Callable[[], Any]) -> int:
         exc.show()
         return exc.exit_code
     except UsageError as exc:
+        from .suggest import usage_message
+
         where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
-        return _line(f"{exc.format_message()}{where}", exc.exit_code)
+        return _line(f"{usage_message(exc)}{where}", exc.exit_code)
     except ClickException as exc:
         return _line(exc.format_message(), exc.exit_code)
     except EmberError as exc:  # raised outside a command body (an option's parser or callback)
@@ -123,6 +125,7 @@ _COMMAND_MODULES = (
     "emberbench.cli.view_cmd",
     "emberbench.cli.report_cmd",
     "emberbench.cli.plot_cmd",
+    "emberbench.cli.export_cmd",
     "emberbench.cli.grouped_rates_cmd",
     "emberbench.cli.store_cmd",
     "emberbench.cli.runs_cmd",
@@ -159,8 +162,10 @@ def _root(
 
 
 hide_flag_value_types()
+types_as_words()
 for _name in _COMMAND_MODULES:
     importlib.import_module(_name).register(app)
+plain_help(app)  # every command's help within 80 columns, descriptions about 48 wide
 
 
 def main() -> None:

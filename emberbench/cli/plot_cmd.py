@@ -33,9 +33,10 @@ def plot(
     suite: SuiteOption = None,
 ) -> None:
     """Draw one of the report's figures with matplotlib (needs the plots extra)."""
-    from ..sim.suite import load_suite
-    from ..viewer.plots import plot_figure
+    from ..api.presentation import plot as draw
+    from ._common import KNOWN_SUITES_FILE
 
-    target = plot_figure(kind, list(results), load_suite(suite), out, baseline=baseline, metric=None if metric is None else metric.value,
-                         scenario=scenario, stats=list(stats or []), resamples=resamples, force=force)
+    target = draw(kind, list(results), out, suite=suite, baseline=baseline,
+                  metric=None if metric is None else metric.value, scenario=scenario, stats=list(stats or []),
+                  resamples=resamples, force=force, known=KNOWN_SUITES_FILE)
     typer.echo(f"figure written to {target}")

@@ -38,20 +38,13 @@ def report(
     store: Annotated[Optional[str], typer.Option("--store", metavar="STORE", help="A store (folder or s3:// URL) holding the runs that wrote the results: their run-infos add an execution-accounting section (requests, cache hits, tokens, time). Default: no store is read.")] = None,  # noqa: UP007
 ) -> None:
     """Write a static report: leaderboard, paired comparisons, egress curves, casualty heat maps, viewers."""
-    from ..sim.suite import load_suite
-    from ..viewer.report import build_report
+    from ..api.presentation import report as write_report
+    from ._common import KNOWN_SUITES_FILE
+    from .store_cmd import _open
 
-    accounting = None
-    if store is not None:
-        from functools import partial
-
-        from ..evaluation.run_info import run_accounting
-        from .store_cmd import _open
-
-        accounting = partial(run_accounting, _open(store))
-    built = build_report(list(results), load_suite(suite), out, baseline=baseline, stats=list(stats or []),
+    built = write_report(list(results), out, suite=suite, baseline=baseline, stats=list(stats or []),
                          resamples=resamples, order_by=None if order_by is None else order_by.value, force=force,
-                         embed=embed, accounting=accounting)
+                         embed=embed, known=KNOWN_SUITES_FILE, store=None if store is None else _open(store))
     replaced = "; --force: the report files already there were replaced" if built.replaced else ""
     typer.echo(f"report written to {built.folder / 'index.html'} ({len(built.files)} files; "
                f"tables also in {built.folder / 'report.md'}){replaced}")

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ._common import user_errors
+from ._common import suite_for_result, user_errors
 from .args import ForceOption, parse_output_file, parse_resamples, refuse_existing
 from .cluster_cmd import AddressOption, ParallelWorkersOption
 from .suite_cmd import SuiteOption
@@ -50,11 +50,10 @@ def stats(
 ) -> None:
     """Per-metric aggregate statistics of one result (verified by replay as it is read)."""
     from ..statistics import aggregate_artifact
-    from ..sim.suite import load_suite
     from .cluster_cmd import replay_on_ray, resolve_address
 
     refuse_existing(out, force=force)
-    s = load_suite(suite)
+    s = suite_for_result(suite, result)
     if not replay_on_ray(workers, address):
         artifact = aggregate_artifact(result, s, resamples)
     else:
@@ -78,11 +77,10 @@ def compare(
 ) -> None:
     """Paired per-metric comparison of two results on identical episodes."""
     from ..statistics import paired_artifacts
-    from ..sim.suite import load_suite
     from .cluster_cmd import replay_on_ray, resolve_address
 
     refuse_existing(out, force=force)
-    s = load_suite(suite)
+    s = suite_for_result(suite, a)
     if not replay_on_ray(workers, address):
         artifact = paired_artifacts(a, b, s, resamples)
     else:

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ._common import fail, user_errors
+from ._common import fail, remember_suite_folder, user_errors
 from .args import parse_output_file, parse_positive, parse_seed, parse_suite_count, refuse_existing, seed_list
 from .cluster_cmd import AddressOption
 
@@ -77,16 +77,34 @@ def mapper_for(workers: int | None, address: str | None) -> Iterator[Any]:
         yield mapper
 
 
+LINE_WIDTH = 80
+SHORT_HASH = 12
+"""Hex digits of a scenario's content hash in `suite list` (`suite show` prints all 64)."""
+
+
 @user_errors
 def suite_list(suite: SuiteOption = None) -> None:
-    """List the suite's scenarios: id, families and content hash."""
+    """List the suite's scenarios: id, content hash (first 12 digits) and families, within 80 columns."""
+    import textwrap
+
     from ..sim.suite import load_suite
 
     s = load_suite(suite)
-    typer.echo(f"{s.id} {s.version}  suite hash {s.hash}")
+    typer.echo(f"{s.id} {s.version}, {len(s.scenarios)} scenarios")
+    typer.echo(f"  suite hash {s.hash}")
+    width = max([len("SCENARIO"), *(len(sc.id) for sc in s.scenarios)])
+    indent = width + 2 + SHORT_HASH + 2
+    typer.echo(f"{'SCENARIO':<{width}}  {'HASH':<{SHORT_HASH}}  FAMILIES")
     for sc in s.scenarios:
-        fams = ",".join(s.families_of(sc.id)) or "-"
-        typer.echo(f"{sc.id}  families={fams}  hash={sc.content_hash}")
+        lead = f"{sc.id:<{width}}  {sc.content_hash[:SHORT_HASH]}  "
+        families = ", ".join(s.families_of(sc.id)) or "-"
+        under = indent
+        if indent > LINE_WIDTH - 24:  # very long ids: the families go on lines of their own
+            typer.echo(lead.rstrip())
+            lead, under = "    ", 4
+        for line in textwrap.wrap(families, LINE_WIDTH, initial_indent=lead, subsequent_indent=" " * under,
+                                  break_long_words=False, break_on_hyphens=False):
+            typer.echo(line)
 
 
 @user_errors
@@ -172,7 +190,7 @@ def suite_generate(
     suite_version: Annotated[str, typer.Option("--suite-version", help="Suite version, MAJOR.MINOR.PATCH.")] = "1.0.0",
     min_tier: Annotated[Optional[Tier], typer.Option("--min-tier", help="Keep only scenarios at least this difficult.")] = None,  # noqa: UP007
     max_tier: Annotated[Optional[Tier], typer.Option("--max-tier", help="Keep only scenarios at most this difficult.")] = None,  # noqa: UP007
-    calibration_seeds: Annotated[Optional[list[str]], typer.Option("--calibration-seeds", callback=seed_list, metavar="SEEDS", help="Seeds the tiers are measured with, distinct, each in [0, 2**64 - 1] (default 0,1,2).")] = None,  # noqa: UP007
+    calibration_seeds: Annotated[Optional[list[str]], typer.Option("--calibration-seeds", callback=seed_list, metavar="SEEDS", help="Seeds the tiers are measured with, distinct, each in [0, 2**64 - 1]: 0,1,2 (the default) or a range 0-9.")] = None,  # noqa: UP007
     workers: WorkersOption = None,
     address: AddressOption = None,
 ) -> None:
@@ -190,6 +208,7 @@ def suite_generate(
                           min_tier=None if min_tier is None else min_tier.value,
                           max_tier=None if max_tier is None else max_tier.value,
                           calibration_seeds=cal_seeds, mapper=mapper, progress=bar)
+    remember_suite_folder(s.manifest["suite_id"], s.manifest["suite_version"], s.hash, out)  # manifests of this suite find it without --suite
     typer.echo(f"{out}: {len(s.scenarios)} scenarios of suite {s.manifest['suite_id']} "
                f"{s.manifest['suite_version']}, suite hash {s.hash}"
                f"{' (the seed is secret and was written nowhere)' if secret_seed_file is not None else ''}")
@@ -199,7 +218,7 @@ def suite_generate(
 def suite_calibrate(
     suite: SuiteArgument,
     out: Annotated[Path, typer.Option("--out", parser=parse_output_file, metavar="FILE", help="Calibration file to write.")],
-    seeds: Annotated[Optional[list[str]], typer.Option("--seeds", callback=seed_list, metavar="SEEDS", help="Calibration seeds, distinct, each in [0, 2**64 - 1] (default 0,1,2).")] = None,  # noqa: UP007
+    seeds: Annotated[Optional[list[str]], typer.Option("--seeds", callback=seed_list, metavar="SEEDS", help="Calibration seeds, distinct, each in [0, 2**64 - 1]: 0,1,2 (the default) or a range 0-9.")] = None,  # noqa: UP007
     force: ForceOption = False,
     workers: WorkersOption = None,
     address: AddressOption = None,

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ._common import user_errors
+from ._common import suite_for_input, user_errors
 from .args import parse_count, parse_embed, parse_frames_per_second, parse_output_file, parse_seed
 from .suite_cmd import SuiteOption
 
@@ -34,19 +34,17 @@ def view(
     suite: SuiteOption = None,
 ) -> None:
     """Write a self-contained HTML page that animates an episode (or play it in the terminal)."""
-    from ..sim.suite import load_suite
-    from ..viewer import Wanted, claim_output_file, default_page_path, play_in_terminal, view_frames, view_page
+    from ..api.presentation import view as write_view
+    from ..viewer import Wanted, play_in_terminal, view_frames
+    from ._common import KNOWN_SUITES_FILE
 
-    wanted = Wanted(index=episode, scenario_id=scenario, seed=seed)
     if terminal:
-        play_in_terminal(view_frames(path, load_suite(suite), wanted=wanted), fps=fps)
+        wanted = Wanted(index=episode, scenario_id=scenario, seed=seed)
+        play_in_terminal(view_frames(path, suite_for_input(suite, path), wanted=wanted), fps=fps)
         return
-    target = claim_output_file(out if out is not None else default_page_path(path, wanted), force=force)
-    page = view_page(path, load_suite(suite), wanted=wanted, embed=embed, page_path=target)
-    from ..io.atomic import atomic_write_bytes
-
-    atomic_write_bytes(target, page)
-    typer.echo(f"viewer written to {target} ({len(page)} bytes)")
+    target = write_view(path, out, suite=suite, episode=episode, scenario=scenario, seed=seed, embed=embed,
+                        force=force, known=KNOWN_SUITES_FILE)
+    typer.echo(f"viewer written to {target} ({target.stat().st_size} bytes)")
     if open_page:
         import webbrowser
 

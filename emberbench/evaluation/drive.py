@@ -36,7 +36,7 @@ from ..policies.forms import batch_factory_of, is_async_policy
 from ..policies.served.usage import episode_usage
 from ..policies.spec import closing
 from ..records.episode import play_episode, play_episode_async
-from ..records.lockstep import StepAll, play_lockstep, step_each
+from ..records.lockstep import StepAll, play_lockstep
 from ..records.metrics import EpisodeMetrics
 from ..records.record import RunRecord
 from ..results.manifest import ManifestEntry
@@ -82,7 +82,7 @@ ONE_AT_A_TIME = DriveOptions()
 
 
 def play_tasks(suite: Suite, tasks: Sequence[ManifestEntry], factory: Callable[[], Any],
-               options: DriveOptions = ONE_AT_A_TIME, *, step_all: StepAll = step_each,
+               options: DriveOptions = ONE_AT_A_TIME, *, step_all: StepAll | None = None,
                ) -> Iterator[tuple[EpisodeOutcome, bytes]]:
     """Play ``tasks`` with policies from ``factory``, driven as ``options`` says; yield in task order.
 
@@ -92,7 +92,8 @@ def play_tasks(suite: Suite, tasks: Sequence[ManifestEntry], factory: Callable[[
         factory: the policy factory (a :class:`~emberbench.policies.spec.FreshPolicies`
             in a run); its ``batch_factory`` is used with a batch size.
         options: the driver.
-        step_all: the simulator's batch step, for the batched driver.
+        step_all: a step of many simulations for the batched driver (None: the batch stepper,
+            :class:`~emberbench.sim.batch_seam.LockstepEpisodes`).
 
     Yields:
         ``(outcome, record bytes)`` per task, in task order.
@@ -122,7 +123,7 @@ def _scenario(suite: Suite, entry: ManifestEntry) -> Any:
 
 
 def _batched(suite: Suite, tasks: Sequence[ManifestEntry], factory: Any, width: int,
-             step_all: StepAll) -> Iterator[tuple[EpisodeOutcome, bytes]]:
+             step_all: StepAll | None) -> Iterator[tuple[EpisodeOutcome, bytes]]:
     make = batch_factory_of(factory)
     if make is None:
         raise PolicyError("a batch size needs a policy whose factory declares a batch form (batch_factory, "

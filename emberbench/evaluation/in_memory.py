@@ -11,6 +11,7 @@ memory, so it suits small manifests; for large ones write to a path.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..io.canonical import canonical_bytes, sha256_hex
@@ -23,8 +24,12 @@ from ..results.header import validate_model_id
 from ..sim.suite import Suite
 
 
-def evaluate(manifest: EvaluationManifest, suite: Suite, policy: str | PolicyFactory, model_id: str) -> EvaluationResult:
+def evaluate(manifest: EvaluationManifest, suite: Suite, policy: str | PolicyFactory, model_id: str, *,
+             progress: Callable[[int, int], None] | None = None) -> EvaluationResult:
     """Play every episode of ``manifest`` in this process; return the result without writing a file.
+
+    The public :func:`emberbench.evaluate` calls this when it plays in
+    process; it also chooses Ray or a store, and draws the progress bar.
 
     Args:
         manifest: the evaluation manifest (checked against ``suite`` first).
@@ -32,6 +37,8 @@ def evaluate(manifest: EvaluationManifest, suite: Suite, policy: str | PolicyFac
         policy: a policy spec (``"greedy"``, ``"pkg.mod:factory"``...) or a
             no-argument factory returning a fresh policy per episode.
         model_id: the label of this model in the result (1-256 printable characters).
+        progress: called as ``progress(done, total)`` before the first
+            episode and after each one.
 
     Returns:
         The result, as :func:`emberbench.results.artifact.load_result` would return
@@ -47,6 +54,9 @@ def evaluate(manifest: EvaluationManifest, suite: Suite, policy: str | PolicyFac
     factory = resolve_policy(policy) if isinstance(policy, str) else policy
     chunks: list[bytes] = []
     played: list[EpisodeMetrics] = []
+    total = len(manifest.episodes)
+    if progress is not None:
+        progress(0, total)
     for entry in manifest.episodes:
         scenario = suite.resolve(entry.scenario_id, entry.scenario_hash)
         with closing(factory()) as the_policy:
@@ -54,6 +64,8 @@ def evaluate(manifest: EvaluationManifest, suite: Suite, policy: str | PolicyFac
         record_bytes = record.canonical_bytes()
         chunks.append(episode_chunk(entry, record_bytes, sha256_hex(record_bytes), canonical_bytes(metrics.to_dict())))
         played.append(metrics)
+        if progress is not None:
+            progress(len(played), total)
     raw = b"".join(artifact_chunks(manifest, model_id, chunks))
 
     def just_played(records: list[dict[str, Any]], _suite: Suite) -> list[EpisodeMetrics]:

@@ -24,6 +24,9 @@ class EpisodeOutcome:
             (:class:`~emberbench.policies.served.usage.ModelUsage`, a served
             model's requests and tokens), or None. Execution accounting only:
             the coordinator sums it into the run-info, never into a record.
+        node: the host name of the machine that played it, when that is not
+            this one (a Ray worker's); None means this machine. It goes to
+            the run-info and the summary, never into the artifact.
         record_size: the record's length when another process put it into
             the store and the executor vouches that the coordinator's store
             holds it (the Ray executor checks one record per node), so the
@@ -36,6 +39,7 @@ class EpisodeOutcome:
     metrics_bytes: bytes
     stored_record: bytes | None = None
     usage: Any = None
+    node: str | None = None
     record_size: int | None = None
 
 

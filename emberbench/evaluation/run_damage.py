@@ -6,16 +6,19 @@ true of it, a run is damaged when:
 
 * one of its refs exists but does not hold one valid key (or is not a
   regular file);
-* its journal cannot be read (not a regular file, damaged before its end,
-  not a journal);
-* its header is not a valid run header, or an entry after it is not an
+* its journal is missing while a ref of the run exists, or cannot be read
+  (not a regular file, damaged before its end, not a journal);
+* its first entry is not a valid run header, or an entry after it is not an
   episode of the run's manifest (an index in range, a digest that is a key,
   the entry referencing exactly that key, one digest per index);
 * it is finished but does not journal every episode of its manifest, or its
-  finish marker names another result than its ``results/`` ref.
+  finish marker names another result than its ``results/`` ref; it is
+  finished without a ``results/`` ref, or unfinished with one;
+* its ``runs/`` ref does not name this run's run-info (not a run-info,
+  another run's), or is missing although the run is finished.
 
-These checks read refs, the journal and the small manifest object only,
-never a record or a result: ``store fsck`` runs them on every run, ``store
+These checks read refs, the journal, the run-info and the small manifest
+object only, never a record or a result: ``store fsck`` runs them on every run, ``store
 audit`` runs them before its full verification, a rerun runs them before it
 trusts its journal, and ``fsck --repair`` runs them to know what to rebuild.
 Each finding is a :class:`RunDamage`: an integrity error naming the object.
@@ -105,6 +108,10 @@ def journaled_episodes(entries: Sequence[Any], episodes: int | None, *, finished
     if entries and is_header_entry(entries[0].data):
         JournalHeader.from_dict(entries[0].data)  # RunInfoError (a ValueError) when it is not a valid header
         start = 1
+    elif entries or finished:
+        # Every run journal starts with its header (the policy it runs); without it the journal was cut or
+        # damaged (or written before headers existed, which no rerun resumes either).
+        raise ValueError("its first entry is not a run header (the run's policy spec is lost)")
     journaled: dict[int, str] = {}
     for position in range(start, len(entries)):
         entry = entries[position]
@@ -191,10 +198,63 @@ def read_state(store: Any, run: str) -> tuple[Any, RunDamage | None]:
         return None, RunDamage(run, f"journal {run}", f"it cannot be read: {getattr(exc, 'reason', exc)}")
 
 
-def run_damage(store: Any, run: str, *, journals: frozenset[str] | None = None) -> RunDamage | None:
-    """The first structural damage of ``run`` (refs first, then its journal), or None.
+def info_damage(store: Any, run: str, *, finished: bool, result: str | None = None) -> RunDamage | None:
+    """The damage of the run-info of ``run`` (its ``runs/`` ref holds a key: :func:`ref_damage` came first), or None.
 
-    ``journals`` (the store's journal names) saves listing them again.
+    The ref must name a readable run-info of this very run (its own name, and
+    a manifest and model that give that name); a finished run must have one,
+    and when its journal finished with ``result``, the run-info must say so
+    (state ``complete``, that result, every episode done): a ref moved back
+    to an earlier run-info of the run is damage too.
+
+    Raises:
+        StoreIOError: the store cannot be read.
+    """
+    from emberbench.store import StoreError, StoreIOError, journal_name
+
+    from ..errors import RunInfoError
+    from .run_info import read_run_info
+
+    ref = run_info_ref(run)
+    try:
+        info = read_run_info(store, run)
+    except StoreIOError:
+        raise
+    except (RunInfoError, StoreError) as exc:
+        return RunDamage(run, f"ref {ref}", f"it does not name a readable run-info: {' '.join(str(exc).split())}")
+    if info is None:
+        return RunDamage(run, f"ref {ref}", "it is missing, but the run is finished") if finished else None
+    if info.run != run:
+        return RunDamage(run, f"ref {ref}", f"it names the run-info of another run ({info.run})")
+    if journal_name(info.manifest_hash, info.model_id) != run:
+        return RunDamage(run, f"ref {ref}", f"its run-info's manifest and model ({info.model_id!r}) name another run")
+    if result is not None and (info.state != "complete" or info.result != result
+                               or info.episodes_done != info.episodes_scheduled):
+        return RunDamage(run, f"ref {ref}", f"its run-info says {info.state} {info.episodes_done}/"
+                                            f"{info.episodes_scheduled}, result {info.result}, but the journal "
+                                            f"finished with result {result}")
+    return None
+
+
+def _held(store: Any, ref: str) -> str | None:
+    """The key ``ref`` holds, or None when there is none (:func:`ref_damage` has vouched for its bytes)."""
+    from emberbench.store import RefError
+
+    try:
+        return store.refs.get(ref)
+    except RefError:
+        return None
+
+
+def run_damage(store: Any, run: str, *, journals: frozenset[str] | None = None, against_ref: bool = True,
+               present: frozenset[str] | None = None) -> RunDamage | None:
+    """The first structural damage of ``run`` (refs first, then its journal, then its run-info), or None.
+
+    ``journals`` (the store's journal names) saves listing them again;
+    ``against_ref=False`` leaves out the comparison of the finish marker with
+    the ``results/`` ref (``store audit`` makes it after verifying the result);
+    ``present`` (the keys the store holds intact, from one listing) adds the
+    check that every object the journal and the refs reference is stored.
 
     Raises:
         StoreIOError: the store cannot be read (not a verdict on the run).
@@ -202,21 +262,48 @@ def run_damage(store: Any, run: str, *, journals: frozenset[str] | None = None) 
     damage = ref_damage(store, run)
     if damage is not None:
         return damage
-    if run not in (journals if journals is not None else frozenset(store.journal_names())):
+    info_ref, result_ref = run_refs(run)
+    result = _held(store, result_ref)
+    state = None
+    if run in (journals if journals is not None else frozenset(store.journal_names())):
+        state, damage = read_state(store, run)
+        if damage is not None:
+            return damage
+    if state is None:
+        present = [ref for ref in (result_ref, info_ref) if store.refs.exists(ref)]
+        if present:
+            return RunDamage(run, f"journal {run}", f"it is missing, but ref {present[0]} exists")
         return None
-    state, damage = read_state(store, run)
-    if damage is not None or state is None:
+    damage = journal_damage(store, run, state, against_ref=against_ref)
+    if damage is not None:
         return damage
-    return journal_damage(store, run, state)
+    if state.finish is None and result is not None:
+        return RunDamage(run, f"journal {run}", f"it is unfinished, but ref {result_ref} names a complete result")
+    if state.finish is not None and result is None:
+        return RunDamage(run, f"ref {result_ref}", f"it is missing, but journal {run} is finished")
+    if present is not None:
+        wanted = set(state.referenced_keys()) | ({result} if result is not None else set())
+        lost = sorted(wanted - present)
+        if lost:
+            what = "the run's result" if result in lost else "a record or the manifest"
+            return RunDamage(run, f"journal {run}", f"{len(lost)} object(s) the run references are not stored "
+                                                    f"intact (first {lost[0]}, {what})")
+    finished = state.finish.data.get("result") if state.finish is not None else None
+    return info_damage(store, run, finished=state.finish is not None,
+                       result=finished if isinstance(finished, str) else None)
 
 
-def store_damage(store: Any) -> list[RunDamage]:
-    """The structural damage of every run of ``store`` (named ``run-<64 hex>`` by a journal or a ref), in order."""
+def store_damage(store: Any, *, present: frozenset[str] | None = None) -> list[RunDamage]:
+    """The structural damage of every run of ``store`` (named ``run-<64 hex>`` by a journal or a ref), in order.
+
+    ``present``: the keys the store holds intact (see :func:`run_damage`).
+    """
     from .store_names import run_names
 
     journals = frozenset(store.journal_names())
-    return [d for d in (run_damage(store, run, journals=journals) for run in run_names(store)) if d is not None]
+    return [d for d in (run_damage(store, run, journals=journals, present=present) for run in run_names(store))
+            if d is not None]
 
 
-__all__ = ["RunDamage", "journal_damage", "journaled_episodes", "manifest_size", "read_state", "ref_damage",
-           "run_damage", "run_refs", "store_damage"]
+__all__ = ["RunDamage", "info_damage", "journal_damage", "journaled_episodes", "manifest_size", "read_state",
+           "ref_damage", "run_damage", "run_refs", "store_damage"]

@@ -41,7 +41,7 @@ from ..io.versions import RUN_SIDECAR_VERSION
 SIDECAR_SUFFIX = ".run"
 SIDECAR_KEYS = frozenset({"run_sidecar_version", "policy", "model_id", "manifest_hash", "emberbench_version",
                           "started"})
-_EMPTY_START = b'{"episodes":[],'
+_EPISODE_START = b'{"episodes":[{'
 SIDECAR_INPUT = InputKind("run sidecar", 64 * KiB, max_values=1_000)
 """The input policy's limits for a sidecar (it holds six short values)."""
 
@@ -226,20 +226,22 @@ def policy_note(output: str | os.PathLike[str], model_id: str, manifest_hash: st
     return f"policy {found.policy!r}"
 
 
-def starts_empty(output: str | os.PathLike[str]) -> bool:
-    """Whether the file at ``output`` begins like an artifact of zero episodes (``{"episodes":[]``).
+def starts_with_episode(output: str | os.PathLike[str]) -> bool:
+    """Whether the file at ``output`` begins like an artifact holding episodes (``{"episodes":[{``).
 
-    A cheap look (16 bytes) for checks made before a run starts; the run's
-    own verification of the file still decides.
+    A cheap look (14 bytes) for checks made before a run starts: only such a
+    file is refused there for lacking a sidecar. Anything else (an artifact
+    of zero episodes, or a file that is no artifact at all) is left to the
+    run's own verification of the file, which decides and names the fault.
     """
     from ..io.input_policy import RESULT, open_input
 
     try:
         with open_input(output, RESULT, error=ResumeError) as handle:
-            return handle.read(len(_EMPTY_START)) == _EMPTY_START
+            return handle.read(len(_EPISODE_START)) == _EPISODE_START
     except ResumeError:
         return False
 
 
 __all__ = ["SIDECAR_SUFFIX", "RunSidecar", "check_sidecar", "check_sidecar_path", "new_sidecar", "output_sidecar", "policy_note",
-           "read_sidecar", "refuse_unknown_policy", "sidecar_path_of", "starts_empty", "write_sidecar"]
+           "read_sidecar", "refuse_unknown_policy", "sidecar_path_of", "starts_with_episode", "write_sidecar"]

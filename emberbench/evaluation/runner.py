@@ -19,6 +19,7 @@ resumes from is authenticated completely first.
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -175,6 +176,8 @@ class RunSummary:
         from_journal: episodes taken from the store's run journal (read back and replayed).
         regenerated: journaled episodes played again because the store had lost their record.
         journal_started: when the run's journal was started (None without a store).
+        nodes: the episodes played now (``ran + regenerated``) per machine, as
+            ``((host name, episodes), ...)`` sorted by name.
         usage: what the policies of the episodes played now reported they cost
             (:class:`~emberbench.policies.served.usage.ModelUsage`, summed), or
             None when none reported any. Execution accounting, never in the artifact.
@@ -191,6 +194,12 @@ class RunSummary:
     regenerated: int = 0
     journal_started: str | None = None
     usage: Any = None
+    nodes: tuple[tuple[str, int], ...] = ()
+
+    def describe_nodes(self) -> str:
+        """The summary's line of where episodes were played now, e.g. ``nodes: w1 30 episodes, w2 30 episodes``."""
+        played = ", ".join(f"{name} {count} episode{'' if count == 1 else 's'}" for name, count in self.nodes)
+        return f"nodes: {played or 'no episode played now'}"
 
     def describe(self) -> str:
         """The one-line summary the CLI prints."""
@@ -221,6 +230,7 @@ def run_evaluation(
     output_lock: OutputLock | None = None,
     executor_for: ExecutorFor | None = None,
     drive: DriveOptions = ONE_AT_A_TIME,
+    tags: Sequence[str] = (),
 ) -> RunSummary:
     """Run every scheduled episode that the output lacks, holding the output for the whole run.
 
@@ -255,6 +265,8 @@ def run_evaluation(
         drive: how the default in-process executor drives the policy (a batch
             size or a concurrency, :class:`~emberbench.evaluation.drive.DriveOptions`);
             an executor given or opened is built with its own.
+        tags: with a store, labels for the run's run-info (added to those an
+            earlier start of the same run gave; see ``normalize_tags``).
 
     Returns:
         A :class:`RunSummary`.
@@ -279,7 +291,7 @@ def run_evaluation(
         if executor is None and executor_for is None:
             executor = InProcessExecutor(suite, policy, store=store, spec=spec, drive=drive)
         return _run(manifest, suite, model_id, out, executor, store, resume=resume, spec=spec, progress=progress,
-                    every=checkpoint_every, seconds=checkpoint_seconds, executor_for=executor_for)
+                    every=checkpoint_every, seconds=checkpoint_seconds, executor_for=executor_for, tags=tags)
     finally:
         if owned:
             lock.release()
@@ -300,7 +312,11 @@ def claim_output(output_path: str | Path) -> OutputLock:
 
 def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, executor: Any, store: Any, *,
          resume: bool, spec: str, progress: Progress | None, every: int, seconds: float,
-         executor_for: ExecutorFor | None = None) -> RunSummary:
+         executor_for: ExecutorFor | None = None, tags: Sequence[str] = ()) -> RunSummary:
+    from .run_info import node_counts, this_host
+
+    played: Counter[str] = Counter()  # episodes played now, per machine (the run-info's and the summary's)
+    here = this_host()
     # Without an executor yet (executor_for), resumed work is authenticated in this process.
     authenticator = getattr(executor, "authenticate_records", authenticate_all)
     if store is not None:
@@ -314,7 +330,8 @@ def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, e
             return answer if answer is not None else verify_stored(store, suite, items)
 
         sink: _Sink = StoreSink(store, manifest, model_id, out, resume=resume, spec=spec, every=every,
-                                seconds=seconds, suite=suite, authenticator=authenticator, verifier=verifier)
+                                seconds=seconds, suite=suite, authenticator=authenticator, verifier=verifier,
+                                nodes=played, tags=tags)
     else:
         sink = ArtifactSink(manifest, model_id, out, resume=resume, suite=suite, authenticator=authenticator,
                             spec=spec)
@@ -333,6 +350,7 @@ def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, e
                 if sink.has(outcome.index):
                     continue  # a retried episode finished twice: idempotent, keep the first
                 sink.add(outcome)
+                played[outcome.node or here] += 1
                 added += 1
                 if outcome.usage is not None:  # execution accounting: summed here, never part of a record
                     usage = outcome.usage if usage is None else usage + outcome.usage
@@ -348,7 +366,8 @@ def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, e
     return RunSummary(output=out, scheduled=total, completed=sink.count, ran=added - regenerated, resumed=resumed,
                       result_digest=sink.digest, from_artifact=getattr(sink, "from_artifact", resumed),
                       from_journal=getattr(sink, "from_journal", 0), regenerated=regenerated,
-                      journal_started=None if header is None else header.started, usage=usage)
+                      journal_started=None if header is None else header.started, usage=usage,
+                      nodes=node_counts(played))
 
 
 class _Sink(Protocol):
@@ -435,7 +454,7 @@ def check_before_start(manifest: EvaluationManifest, model_id: str, output_path:
     Raises:
         ResumeError, OutputPathError, RunInfoError, ResultError: as :func:`run_evaluation`.
     """
-    from .run_sidecar import refuse_unknown_policy, starts_empty
+    from .run_sidecar import refuse_unknown_policy, starts_with_episode
 
     validate_model_id(model_id)
     out = Path(output_path)
@@ -446,7 +465,7 @@ def check_before_start(manifest: EvaluationManifest, model_id: str, output_path:
         from .store_runner import check_journal_before_start
 
         journaled = check_journal_before_start(store, manifest, model_id, spec, resume=resume)
-    if exists and sidecar is None and journaled == 0 and not starts_empty(out):
+    if exists and sidecar is None and journaled == 0 and starts_with_episode(out):
         raise refuse_unknown_policy(out)
 
 

@@ -41,7 +41,7 @@ import math
 import time
 import zlib
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,8 @@ from ..results.manifest import EvaluationManifest
 from .record_spool import RecordSpool
 from ..results.artifact import artifact_chunks, episode_chunk
 from .run_info import JournalHeader, RunInfo, is_header_entry, software_versions, this_host, this_user, utc_now
-from .run_info import write_run_info
+from .liveness import Heartbeat, store_time
+from .run_info import Nodes, node_counts, normalize_tags, write_run_info
 from .output import output_exists
 from .run_sidecar import new_sidecar, output_sidecar, write_sidecar
 from .store_adopt import DONE, REGENERATE, adopt_artifact, verify_journaled
@@ -139,14 +140,20 @@ class StoreSink:
         every, seconds: checkpoint every N episodes (always), every T seconds (within the budget).
         authenticator: replays the records of an artifact at ``out`` (``results.Authenticator``).
         verifier: ``verifier(items) -> verdicts`` for journaled records (:func:`resume_auth.verify_stored`).
+        nodes: the episodes played now per machine, kept up to date by the
+            caller; each run-info update records them (or, while it is
+            empty, keeps the nodes the stored run-info names).
     """
 
     def __init__(self, store: Any, manifest: EvaluationManifest, model_id: str, out: Path, *, resume: bool,
-                 spec: str, every: int, seconds: float, suite: Any, authenticator: Any, verifier: Any) -> None:
+                 spec: str, every: int, seconds: float, suite: Any, authenticator: Any, verifier: Any,
+                 nodes: Mapping[str, int] | None = None, tags: Sequence[str] = ()) -> None:
         from emberbench.store import journal_name
 
         self.store, self.manifest, self.model_id, self.out = store, manifest, model_id, out
         self.spec, self.every, self.seconds = spec, every, seconds
+        self.nodes: Mapping[str, int] = {} if nodes is None else nodes
+        self.tags = normalize_tags(list(tags))
         self.name = journal_name(manifest.hash, model_id)
         n = len(manifest.episodes)
         self.state = bytearray(n)  # NOT_DONE, DONE or REGENERATE per manifest index
@@ -183,6 +190,8 @@ class StoreSink:
             self.usage = self._usage_before()
             self.info = self._new_info()
             write_run_info(store, self.info)
+            # From here on the run beats: its run-info says it lives, its leases stay fresh (liveness.py).
+            self.heartbeat = Heartbeat(store, self.name, self.journal).start()
         except BaseException:
             self._drop_journal()
             self.spool.close()
@@ -254,7 +263,29 @@ class StoreSink:
             user=this_user(), started=self.header.started, ended=None, episodes_done=self.count,
             episodes_scheduled=len(m.episodes), state="running", result=self._finished_result(),
             model_usage=self.usage,
+            tags=self._tags(),
+            heartbeat=store_time(self.store),
         )
+
+    def _nodes(self) -> Nodes | None:
+        """The run-info's ``nodes``: None while nothing was played now (the stored ones are then kept)."""
+        return node_counts(self.nodes) or None
+
+    def _tags(self) -> tuple[str, ...]:
+        """This start's tags and those an earlier start of the run recorded (a resume keeps them)."""
+        from emberbench.store import StoreError, StoreIOError
+
+        from ..errors import RunInfoError
+        from .run_info import read_run_info
+
+        try:
+            earlier = read_run_info(self.store, self.name)
+        except StoreIOError:
+            raise
+        except (RunInfoError, StoreError):
+            earlier = None  # unreadable: it is rewritten below; its tags are lost with it
+        old = () if earlier is None or earlier.run != self.name else earlier.tags
+        return normalize_tags([*old, *self.tags])
 
     def _usage_before(self) -> Any:
         """The execution accounting earlier starts of this run recorded (None if none, or unreadable)."""
@@ -365,7 +396,8 @@ class StoreSink:
             return
         self._last = time.monotonic()
         self.flush_journal()
-        write_run_info(self.store, self.info.replace(episodes_done=self.count, model_usage=self.usage))
+        write_run_info(self.store, self.info.replace(episodes_done=self.count, nodes=self._nodes(),
+                                                     model_usage=self.usage, heartbeat=store_time(self.store)))
         size = self._artifact_size()
         projected = size + (len(self.manifest.episodes) - self.count) * (size / max(1, self.count))
         if self._spent + size <= CHECKPOINT_BUDGET * projected:
@@ -422,26 +454,42 @@ class StoreSink:
         return size
 
     def close(self, error: BaseException | None = None) -> None:
-        """Write the final artifact (if it changed); finish the run when complete; record the run's state."""
+        """Write the final artifact (if it changed); finish the run when complete; record the run's state.
+
+        When the run is already stopping with ``error``, a store failure here
+        (the store that failed it still unreachable) is not raised: the run's
+        own error, which names the store and the cause, is the one reported.
+        """
+        from emberbench.store import StoreError
+
+        self.heartbeat.stop()
         try:
-            self.flush_journal()
-            complete = self.count == len(self.manifest.episodes)
-            result = self._finished_result()
-            if not isinstance(error, RunIntegrityError):  # after a failed check, leave every file as it is
-                if self.in_file != self.count or not self.out.exists():
-                    self._write_artifact()
-                if complete:
-                    result = self._store_result()
-            if complete and error is None:
-                state = "complete"
-            else:
-                state = "interrupted" if isinstance(error, (KeyboardInterrupt, SystemExit)) else "failed"
-            self.info = self.info.replace(state=state, ended=utc_now(), episodes_done=self.count, result=result,
-                                          model_usage=self.usage)
-            write_run_info(self.store, self.info)
+            self._close(error)
+        except StoreError:
+            if error is None:
+                raise
         finally:
             self.spool.close()
             self.journal.close()
+
+    def _close(self, error: BaseException | None) -> None:
+        self.flush_journal()
+        complete = self.count == len(self.manifest.episodes)
+        result = self._finished_result()
+        if not isinstance(error, RunIntegrityError):  # after a failed check, leave every file as it is
+            if self.in_file != self.count or not self.out.exists():
+                self._write_artifact()
+            if complete:
+                result = self._store_result()
+        if complete and error is None:
+            state = "complete"
+        else:
+            # A stop signal (SIGINT's KeyboardInterrupt, SIGTERM's exception, an exit) is not a failure:
+            # every such stop raises a BaseException that is not an Exception.
+            state = "interrupted" if error is not None and not isinstance(error, Exception) else "failed"
+        self.info = self.info.replace(state=state, ended=utc_now(), episodes_done=self.count, result=result,
+                                      nodes=self._nodes(), model_usage=self.usage, heartbeat=store_time(self.store))
+        write_run_info(self.store, self.info)
 
     def _store_result(self) -> str:
         """Store the complete artifact under ``results/<name>`` and finish the journal (idempotent)."""

@@ -5,6 +5,10 @@ A spec is one of:
 * a built-in name: ``stay``, ``greedy``, ``fire-aware``, ``random``;
 * an import path ``package.module:factory`` (the factory is called with no
   arguments once per episode);
+* a Python file and a factory in it, ``./mypolicy.py:make`` or
+  ``path/to/file.py:make``: the file (its name ends in ``.py``) is loaded as
+  a module by its path, relative to the working folder unless absolute,
+  without being on the import path (:func:`load_policy_file`);
 * a name registered by an installed package in the entry-point group
   ``emberbench.policies``;
 * ``cmd:<command line>``: an external agent process, one per episode, speaking
@@ -36,6 +40,8 @@ from .context import PolicyContext
 ENTRY_POINT_GROUP = "emberbench.policies"
 DEFAULT_AGENT_TIMEOUT = 30.0
 _IMPORT_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+FILE_SPEC_RE = re.compile(r"^(?P<path>[^:\x00]*\.py):(?P<attr>[A-Za-z_][\w.]*)$")
+"""``PATH.py:factory``: a policy factory in a Python file named by its path."""
 
 PolicyFactory = Callable[[], Callable[[Any], Any]]
 
@@ -70,20 +76,18 @@ def resolve_policy(spec: str, *, agent_timeout: float = DEFAULT_AGENT_TIMEOUT,
 
         ctx = context if context is not None else PolicyContext()
         return openai_factory(spec[len("openai:"):], store=ctx.store, environ=ctx.environ)
+    file_spec = FILE_SPEC_RE.fullmatch(spec)
+    if file_spec is not None:
+        module = load_policy_file(file_spec.group("path"), spec)
+        return _factory_in(module, file_spec.group("attr"), spec, file_spec.group("path"))
     if _IMPORT_RE.fullmatch(spec):
         module_name, attr = spec.split(":", 1)
         try:
             obj: Any = importlib.import_module(module_name)
         except ImportError as exc:
-            raise PolicyError(f"policy {spec!r}: cannot import module {module_name!r}: {exc}") from None
-        for part in attr.split("."):
-            try:
-                obj = getattr(obj, part)
-            except AttributeError:
-                raise PolicyError(f"policy {spec!r}: module {module_name!r} has no attribute {attr!r}") from None
-        if not callable(obj):
-            raise PolicyError(f"policy {spec!r}: {attr!r} is not callable")
-        return obj
+            raise PolicyError(f"policy {spec!r}: cannot import module {module_name!r}: {exc}"
+                              f"{_file_hint(module_name, attr)}") from None
+        return _factory_in(obj, attr, spec, repr(module_name))
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
         if ep.name == spec:
             try:
@@ -97,10 +101,125 @@ def resolve_policy(spec: str, *, agent_timeout: float = DEFAULT_AGENT_TIMEOUT,
 
     builtins, plugins = policy_names()
     raise PolicyError(
-        f"unknown policy {spec!r}: use a built-in name ({', '.join(builtins)}), an installed "
-        f"{ENTRY_POINT_GROUP!r} entry point ({', '.join(plugins) or 'none installed'}), module:factory, "
-        "cmd:<command> or openai:<model> (`emberbench policies` lists them)"
+        f"unknown policy {spec!r}{_did_you_mean(spec, [*builtins, *plugins])}: use a built-in name "
+        f"({', '.join(builtins)}), an installed {ENTRY_POINT_GROUP!r} entry point "
+        f"({', '.join(plugins) or 'none installed'}), module:factory, ./file.py:factory, cmd:<command> or "
+        "openai:<model> (`emberbench policies` lists them)"
     )
+
+
+def _factory_in(obj: Any, attr: str, spec: str, where: str) -> PolicyFactory:
+    """The callable ``attr`` (dotted) of module ``obj``."""
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise PolicyError(f"policy {spec!r}: module {where} has no attribute {attr!r}") from None
+    if not callable(obj):
+        raise PolicyError(f"policy {spec!r}: {attr!r} is not callable")
+    return obj  # type: ignore[no-any-return]
+
+
+def _did_you_mean(spec: str, names: list[str]) -> str:
+    """`` (did you mean 'X'?)`` for a misspelt name, or for a command line given without ``cmd:``."""
+    import difflib
+    import shutil
+
+    words = spec.split()
+    if len(words) > 1 or (words and "/" not in words[0] and shutil.which(words[0]) is not None):
+        return f" (did you mean 'cmd:{spec}', an external agent?)"
+    found = difflib.get_close_matches(spec, names, n=1, cutoff=0.6)
+    return f" (did you mean {found[0]!r}?)" if found else ""
+
+
+def _file_hint(module_name: str, attr: str) -> str:
+    """Where ``module_name`` is a Python file in the working folder but not importable: how to name it."""
+    import os
+
+    path = module_name.replace(".", os.sep) + ".py"
+    if not os.path.isfile(path):
+        return ""
+    return (f" ({path} is in the current folder; use ./{path}:{attr}, or add the folder to PYTHONPATH)")
+
+
+_FILE_MODULES: dict[str, Any] = {}
+
+
+def load_policy_file(path: str, spec: str | None = None) -> types.ModuleType:
+    """Load the Python file at ``path`` as a module (once per process and absolute path) and return it.
+
+    The module gets a private name derived from the file's absolute path
+    (``_emberbench_policy_<stem>_<digest>``) and is registered under it in
+    ``sys.modules`` (so that classes defined in the file pickle by reference
+    within the process); the file's folder is not added to the import path.
+
+    Raises:
+        PolicyError: the file does not exist, is not a regular file, or
+            raises while it is loaded (the message names the exception).
+    """
+    import hashlib
+    import importlib.util
+    import os
+    import sys
+
+    named = spec if spec is not None else f"{path}:"
+    absolute = os.path.abspath(path)
+    if absolute in _FILE_MODULES:
+        return _FILE_MODULES[absolute]  # type: ignore[no-any-return]
+    if not os.path.isfile(absolute):
+        what = "no such file" if not os.path.lexists(absolute) else "not a regular file"
+        raise PolicyError(f"policy {named!r}: {path}: {what}")
+    stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(absolute))[0])
+    name = f"_emberbench_policy_{stem}_{hashlib.sha256(absolute.encode('utf-8', 'surrogateescape')).hexdigest()[:12]}"
+    module_spec = importlib.util.spec_from_file_location(name, absolute)
+    if module_spec is None or module_spec.loader is None:
+        raise PolicyError(f"policy {named!r}: {path} cannot be loaded as a Python module")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:  # the file's own error, in one line
+        sys.modules.pop(name, None)
+        raise PolicyError(f"policy {named!r}: {path} failed to load: {type(exc).__name__}: {exc}") from None
+    _FILE_MODULES[absolute] = module
+    return module
+
+
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def spec_name(spec: str) -> str | None:
+    """The name a policy spec gives its model when no model id is chosen, or None when it gives none.
+
+    A built-in or entry-point name is itself (``greedy``); ``openai:MODEL``
+    is ``MODEL``; a file ``path/mypolicy.py:make`` is ``mypolicy``; an import
+    path ``pkg.module:make`` is ``pkg.module``; ``cmd:node agent.js`` is the
+    first word after the executable that names a file, without its
+    extension (``agent``), else the executable's name (``node``). The name
+    must be 1 to 64 letters, digits, ``.``, ``_`` or ``-``, starting with a
+    letter or digit; anything else gives None.
+    """
+    import os
+    import shlex
+
+    if not isinstance(spec, str):
+        return None
+    if spec.startswith("openai:"):
+        name = spec[len("openai:"):]
+    elif spec.startswith("cmd:"):
+        try:
+            words = shlex.split(spec[4:])
+        except ValueError:
+            return None
+        files = [w for w in words[1:] if os.path.isfile(w)]
+        name = os.path.splitext(os.path.basename(files[0]))[0] if files else os.path.basename(words[0]) if words else ""
+    elif FILE_SPEC_RE.fullmatch(spec):
+        name = os.path.splitext(os.path.basename(spec.split(":", 1)[0]))[0]
+    elif _IMPORT_RE.fullmatch(spec):
+        name = spec.split(":", 1)[0]
+    else:
+        name = spec
+    return name if _NAME_RE.fullmatch(name) else None
 
 
 @contextlib.contextmanager

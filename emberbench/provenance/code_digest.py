@@ -15,6 +15,9 @@ folder, or on the order a folder lists its files. Which files, by policy spec:
   ``emberbench``, every ``.py`` file of the EMBERBench package, the store and
   the Ray runner included, named ``emberbench/<path>`` (the same names from
   a source tree and from an installed wheel).
+* **A Python file** ``path/to/file.py:factory``: rule ``python-module``, that
+  file (relative to the working folder unless absolute), named by its file
+  name, as a single-file module found on the import path.
 * **A Python policy** ``module:factory``: the *top-level* package of
   ``module`` (``mylab`` for ``mylab.agents.fire:make``), because a policy
   module imports its siblings. For a package folder (rule
@@ -211,12 +214,16 @@ def policy_code_digest(spec: str, *, cwd: str | os.PathLike[str] | None = None) 
         PolicyError: the policy's code cannot be found or read.
     """
     from ..policies.baselines import BUILTIN_POLICIES
-    from ..policies.spec import _IMPORT_RE
+    from ..policies.spec import _IMPORT_RE, FILE_SPEC_RE
 
     if spec in BUILTIN_POLICIES or spec.startswith("openai:"):
         return listing_digest(emberbench_files(), "emberbench", where=f"policy {spec!r}")
     if spec.startswith("cmd:"):
         return _command_policy(spec[4:], Path(os.getcwd() if cwd is None else cwd))
+    file_spec = FILE_SPEC_RE.fullmatch(spec)
+    if file_spec is not None:
+        path = Path(os.getcwd() if cwd is None else cwd) / file_spec.group("path")
+        return listing_digest({path.name: path}, "python-module", where=f"policy {spec!r}")
     if _IMPORT_RE.fullmatch(spec):
         return _python_policy(spec.split(":", 1)[0], spec)
     found = _entry_point_policy(spec)

@@ -225,6 +225,11 @@ def authenticate_bytes(data: bytes, suite: Any, *, where: str = "record") -> Epi
         obj = parse_json_strict(body, where=where, max_values=RECORD.max_values)
     except CanonicalFormError as exc:
         raise RecordAuthenticationError(str(exc), field="text") from None
+    from ..schemas.kinds import not_what_was_wanted
+
+    other = not_what_was_wanted(where, obj, "record")
+    if other is not None:  # a result, a manifest...: refused as what it is, not by its keys
+        raise RecordAuthenticationError(other, field="object")
     if canonical_bytes(obj) != body:
         raise RecordAuthenticationError(f"{where}: record is not in canonical JSON form", field="text")
     try:

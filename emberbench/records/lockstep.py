@@ -25,10 +25,13 @@ running is given up, the finished ones before the earliest of them are
 yielded, and the exception is raised.
 
 **The simulator seam.** ``new_episode(scenario, seed)`` makes an episode's
-state and ``step_all(episodes, codes)`` advances a list of them by one step
-(the default steps each :class:`~emberbench.sim.simulator.Simulation` in
-turn). A simulator that steps many episodes in one vectorized call plugs in
-here; it must leave each episode exactly as its own step would.
+state and ``step_all(episodes, codes)`` advances a list of them by one step.
+By default both come from :class:`~emberbench.sim.batch_seam.LockstepEpisodes`,
+which steps all running episodes in one vectorized call of the batch
+stepper and leaves each exactly as its own step would
+(docs/simulation-contract.md); given ``step_all`` alone, episodes are
+:class:`~emberbench.sim.simulator.Simulation` objects (:func:`step_each`
+steps each in turn).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ import numpy as np
 
 from ..policies.forms import check_batch_actions
 from ..sim.actions import encode_action
+from ..sim.batch_seam import LockstepEpisodes
 from ..sim.scenario import Scenario
 from ..sim.simulator import Simulation
 from .metrics import EpisodeMetrics, metrics_from_outcome
@@ -69,7 +73,7 @@ class _Running:
 
 
 def play_lockstep(episodes: Iterable[tuple[Scenario, int]], policy: Any, width: int, *,
-                  new_episode: NewEpisode = Simulation, step_all: StepAll = step_each,
+                  new_episode: NewEpisode | None = None, step_all: StepAll | None = None,
                   ) -> Iterator[tuple[RunRecord, EpisodeMetrics]]:
     """Play ``(scenario, seed)`` episodes with one batch policy, ``width`` at a time; yield records in input order.
 
@@ -78,7 +82,7 @@ def play_lockstep(episodes: Iterable[tuple[Scenario, int]], policy: Any, width: 
         policy: a batch policy (``act_batch(observations, slots)``, optional
             ``end_slot(slot)``); it is not closed here.
         width: most episodes running at once (the batch size), at least 1.
-        new_episode, step_all: the simulator seam (module docstring).
+        new_episode, step_all: the simulator seam (module docstring); both None for the batch stepper.
 
     Yields:
         ``(record, metrics)`` of each episode, in the order of ``episodes``.
@@ -90,6 +94,13 @@ def play_lockstep(episodes: Iterable[tuple[Scenario, int]], policy: Any, width: 
     """
     if width < 1:
         raise ValueError(f"width must be at least 1, got {width}")
+    if new_episode is None and step_all is None:
+        lanes = LockstepEpisodes(width)
+        new_episode, step_all = lanes.new_episode, lanes.step_all
+    elif new_episode is None:
+        new_episode = Simulation
+    elif step_all is None:
+        step_all = step_each
     source = iter(episodes)
     end_slot = getattr(policy, "end_slot", None)
     running: list[_Running] = []

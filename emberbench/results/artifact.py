@@ -36,6 +36,7 @@ from .manifest import EvaluationManifest, ManifestEntry
 from ..records.metrics import EpisodeMetrics
 from ..records.record import RunRecord
 from ..sim.suite import Suite
+from ..tables.table import Table, TableView
 from .stream import read_artifact_header as read_tail
 from .stream import verify_artifact
 
@@ -55,8 +56,14 @@ class ResultEpisode:
 
 
 @dataclass(frozen=True, slots=True)
-class EvaluationResult:
+class EvaluationResult(TableView):
     """A loaded, fully verified per-model result.
+
+    In a notebook or a rich terminal it shows as a table of its episodes
+    (a few columns, at most 50 rows); :meth:`to_table`, ``to_pandas()`` and
+    ``to_arrow()`` give every episode with every count and metric, beside
+    the manifest's scenario, seed and families
+    (:mod:`emberbench.results.episode_rows`).
 
     Attributes:
         model_id: the evaluator's label.
@@ -74,6 +81,26 @@ class EvaluationResult:
     def manifest_hash(self) -> str:
         """The evaluation manifest hash."""
         return self.manifest.hash
+
+    def to_table(self, suite: Suite | None = None) -> Table:
+        """One row per episode: model id, index, scenario, seed, families, termination, counts, metrics.
+
+        The families come from ``suite``, else from the shipped suite the
+        manifest names; for a suite that is neither, they are None.
+        """
+        from .episode_rows import result_table
+
+        return result_table(self, suite)
+
+    def _repr_html_(self) -> str:
+        from .episode_rows import SHOWN_COLUMNS
+
+        return self.to_table().select(*SHOWN_COLUMNS)._repr_html_()
+
+    def __rich__(self) -> Any:
+        from .episode_rows import SHOWN_COLUMNS
+
+        return self.to_table().select(*SHOWN_COLUMNS).__rich__()
 
     def to_dict(self) -> dict[str, Any]:
         """The artifact's JSON object."""

@@ -20,6 +20,7 @@ from ..io.atomic import atomic_write_bytes
 from ..io.canonical import canonical_bytes, canonical_json, is_sha256_hex
 from ..errors import CanonicalFormError, ManifestError, ManifestTypeError, SuiteError
 from ..io.input_policy import MANIFEST, JsonText, read_json_text
+from ..schemas.kinds import not_what_was_wanted
 from ..sim.suite import SEMVER_RE, SUITE_ID_RE, Suite
 from ..io.versions import MANIFEST_VERSION, METRICS_VERSION, OBSERVATION_VERSION, SIMULATOR_VERSION
 
@@ -361,7 +362,11 @@ def check_manifest(manifest: EvaluationManifest, suite: Suite) -> None:
                        ("metrics_version", METRICS_VERSION)):
         got = getattr(manifest, name)
         if got != want:
-            raise ManifestError(f"manifest {name} is {got!r}, but the suite/running code has {want!r}")
+            hint = ""
+            if name.startswith("suite_"):
+                hint = (f" (this manifest's suite is {manifest.suite_id} {manifest.suite_version}: leave --suite out "
+                        "to use it, or give its folder with --suite)")
+            raise ManifestError(f"manifest {name} is {got!r}, but the suite/running code has {want!r}{hint}")
     checked: set[tuple[str, str]] = set()
     for e in manifest.episodes:
         pair = (e.scenario_id, e.scenario_hash)
@@ -400,7 +405,15 @@ def load_manifest(path: str | Path, suite: Suite | None = None) -> EvaluationMan
         ManifestError: naming the file and the first problem.
     """
     p = Path(path)
-    manifest = parse_manifest_text(read_json_text(p, MANIFEST, error=ManifestError))
+    document = read_json_text(p, MANIFEST, error=ManifestError)
+    try:
+        manifest = parse_manifest_text(document)
+    except ManifestError as exc:
+        # A result, statistics or other EMBERBench file is named as what it is.
+        other = not_what_was_wanted(str(p), document.text, "manifest")
+        if other is None:
+            raise
+        raise ManifestError(other) from None
     if suite is not None:
         try:
             check_manifest(manifest, suite)

@@ -53,6 +53,7 @@ from ..records.record import RunRecord, record_from_dict
 from ..records.replay import Authenticator, Replayer, ReplayFailure, ReplayJob, as_replayer
 from .text import BLOCK_BYTES, DISCARDED, KNOWN, ArtifactWalker, KnownText, prefixed
 from .header import EPISODE_KEYS, RESULT_KEYS, check_header
+from ..schemas.kinds import not_what_was_wanted
 from ..sim.suite import Suite
 
 HEAD = b'{"episodes":['
@@ -243,8 +244,17 @@ def _header_of(handle: BinaryIO, where: str, *, use_tail: bool = True) -> tuple[
         with contextlib.suppress(ResultError):
             manifest, model_id = _check_header(tail, True, where)
             return manifest, model_id, tail, None
-    walker = _parse_all(handle, where)
-    manifest, model_id = _check_header(walker.header, walker.episodes_kind is not None, where)
+    try:
+        walker = _parse_all(handle, where)
+        manifest, model_id = _check_header(walker.header, walker.episodes_kind is not None, where)
+    except ResultError as exc:
+        # Another EMBERBench file (a manifest, statistics) is named as what it is, not by the keys it lacks.
+        # A tail that held a result's header tells it is a result: nothing to look for.
+        # It looks no further than the refusal read (the reader refuses a non-result within a block or so).
+        other = None if tail is not None else not_what_was_wanted(where, handle, "result", max_bytes=handle.tell())
+        if other is None:
+            raise
+        raise ResultError(other) from None
     return manifest, model_id, walker.header, walker.episodes_kind
 
 

@@ -37,6 +37,7 @@ import numpy as np
 from ..errors import EmberError
 from ..records.replay import Authenticator, Replayer
 from ..results.stream import StreamedEpisode, verify_artifact
+from ..evaluation.store_names import is_run_name
 from ..sim.suite import Suite
 
 RESULT_REF_PREFIX = "results/"
@@ -109,6 +110,35 @@ class _Journal:
         return self.digests[row].tobytes().hex()
 
 
+def _check_referenced(store: Any, run: str, state: Any) -> None:
+    """Every object the journal references (the manifest, each record, the result) is stored and intact.
+
+    A finished run's records are also inside its result, but the store must
+    still hold them: a rerun, a resume and ``store gc`` rely on the journal.
+    Each object's frame and checksum are checked (as ``store fsck`` does),
+    sixteen at a time.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from emberbench.store import IntegrityError, ObjectNotFoundError
+
+    def problem(key: str) -> str | None:
+        try:
+            store.check(key)
+        except ObjectNotFoundError:
+            return f"{key} is missing"
+        except IntegrityError as exc:
+            return f"{key} is corrupt ({exc.reason})"
+        return None
+
+    keys = sorted(state.referenced_keys())
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        found = [p for p in pool.map(problem, keys) if p is not None]
+    if found:
+        raise _Damage(f"journal {run}: {len(found)} of the {len(keys)} objects it references are lost (first "
+                      f"{found[0]}); `emberbench store fsck --repair` regenerates them")
+
+
 def _audit_unfinished(store: Any, run: str, journal: _Journal) -> AuditVerdict:
     lost = store.missing(sorted({journal.digest(row) for row in range(len(journal.indices))}))
     if lost:
@@ -160,22 +190,21 @@ def audit_run(store: Any, suite: Suite, run: str, *, authenticator: Replayer | A
     """
     from emberbench.store import StoreError
 
+    from ..evaluation.run_damage import read_state
     from ..evaluation.store_names import is_run_name
-    from ..evaluation.run_damage import journal_damage, read_state, ref_damage
+    from .damage import structure_damage
 
     ref, key = f"{RESULT_REF_PREFIX}{run}", ""
     try:
         known = journals if journals is not None else frozenset(store.journal_names())
         if is_run_name(run):
-            # The structural checks `store fsck` makes too (refs, journal entries), so the two agree.
-            damage = ref_damage(store, run)
-            state = None
-            if damage is None and run in known:
-                state, damage = read_state(store, run)
-                if state is not None:
-                    damage = journal_damage(store, run, state, against_ref=False)
+            # The structural checks `store fsck` makes too (refs, journal, run-info, attestation), so the two agree.
+            damage = structure_damage(store, run, journals=known, against_ref=False)
             if damage is not None:
                 raise _Damage(str(damage))
+            state = read_state(store, run)[0] if run in known else None
+            if state is not None:
+                _check_referenced(store, run, state)
             journal = _Journal.of(state) if state is not None else None
         else:
             journal = _Journal.read(store, run) if run in known else None
@@ -194,9 +223,29 @@ def audit_run(store: Any, suite: Suite, run: str, *, authenticator: Replayer | A
 
 
 def store_runs(store: Any) -> list[str]:
-    """Every run a store knows of (from its journals and its result refs), sorted."""
-    runs = set(store.journal_names())
-    runs.update(name[len(RESULT_REF_PREFIX):] for name in store.refs.names() if name.startswith(RESULT_REF_PREFIX))
+    """Every run a store knows of (from its journals and its run and result refs), sorted.
+
+    A name listed as a journal that holds no journal and that no ref names is
+    no run: on S3 a foreign key such as ``journals/foreign/bar`` is listed as
+    the journal ``foreign``, and the store never wrote it.
+    """
+    from emberbench.store import JournalError
+
+    from ..evaluation.run_info import RUN_INFO_REF_PREFIX
+
+    refs = store.refs.names()
+    runs = {ref[len(RESULT_REF_PREFIX):] for ref in refs if ref.startswith(RESULT_REF_PREFIX)}
+    runs.update(ref[len(RUN_INFO_REF_PREFIX):] for ref in refs
+                if ref.startswith(RUN_INFO_REF_PREFIX) and is_run_name(ref[len(RUN_INFO_REF_PREFIX):]))
+    named = set(runs)
+    for name in store.journal_names():
+        if name not in named:
+            try:
+                store.read_journal(name)
+            except JournalError as exc:
+                if exc.reason == "no such journal":
+                    continue  # not a journal: nothing of the store's
+        runs.add(name)
     return sorted(runs)
 
 

@@ -35,7 +35,9 @@ from typing import Any
 from ..errors import OutputPathError, RunInfoError, StoreUsageError
 from ..evaluation.run_info import RUN_INFO_REF_PREFIX, STATES, RunInfo, read_run_info
 from ..evaluation.store_names import run_names
+from ..evaluation.liveness import DEAD, effective_state
 from ..io.versions import RUN_CATALOG_VERSION
+from ..tables.table import Table, TableView, columns
 
 RESULT_REF_PREFIX = "results/"
 RUN_PREFIX = "run-"
@@ -99,6 +101,106 @@ def read_row(store: Any, run: str) -> CatalogRow:
     if info.run != run:
         return CatalogRow(run, None, f"its run-info names another run ({info.run})")
     return CatalogRow(run, info, None)
+
+
+SORT_KEYS = ("id", "started", "ended", "model", "policy", "suite", "state", "done", "user")
+"""What ``runs ls --sort`` may order by (each ties broken by id)."""
+_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_TIME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """Which runs ``runs ls`` lists, in which order, how many.
+
+    Every filter given must match (tags: the run has every tag named). A
+    damaged run cannot be matched and is always listed. ``since``/``until``
+    bound the start time, inclusive: a date (``2026-01-31``) or a UTC time
+    (``2026-01-31T12:00:00Z``); a date as ``until`` includes that whole day.
+    """
+
+    model: str | None = None
+    manifest: str | None = None
+    state: str | None = None
+    suite: str | None = None
+    policy: str | None = None
+    user: str | None = None
+    tags: tuple[str, ...] = ()
+    since: str | None = None
+    until: str | None = None
+    sort: str = "id"
+    reverse: bool = False
+    limit: int | None = None
+    now: float | None = None
+    """The store's clock (seconds since the epoch): a running run whose heartbeat is stale then is ``dead``
+    (:func:`~emberbench.evaluation.liveness.effective_state`); None judges by the run-info's state alone."""
+
+    def __post_init__(self) -> None:
+        if self.state is not None and self.state not in (*STATES, DEAD):
+            raise StoreUsageError(f"state must be one of {', '.join((*STATES, DEAD))}, got {self.state!r}")
+        if self.manifest is not None and not _HEX_RE.fullmatch(self.manifest):
+            raise StoreUsageError(f"--manifest must be (a prefix of) a lowercase hex manifest hash, "
+                                  f"got {self.manifest!r}")
+        if self.sort not in SORT_KEYS:
+            raise StoreUsageError(f"--sort must be one of {', '.join(SORT_KEYS)}, got {self.sort!r}")
+        if self.limit is not None and (isinstance(self.limit, bool) or self.limit < 1):
+            raise StoreUsageError(f"--limit must be at least 1, got {self.limit!r}")
+        for name in ("since", "until"):
+            value = getattr(self, name)
+            if value is not None and not (_DATE_RE.fullmatch(value) or _TIME_RE.fullmatch(value)):
+                raise StoreUsageError(f"--{name} must be a date like 2026-01-31 or a UTC time like "
+                                      f"2026-01-31T12:00:00Z, got {value!r:.40}")
+
+    def _state(self, info: RunInfo) -> str:
+        return info.state if self.now is None else effective_state(info, self.now)
+
+    def matches(self, info: RunInfo) -> bool:
+        """Whether a (readable) run passes every filter."""
+        since = None if self.since is None else (self.since + "T00:00:00Z" if len(self.since) == 10 else self.since)
+        until = None if self.until is None else (self.until + "T23:59:59Z" if len(self.until) == 10 else self.until)
+        return not ((self.model is not None and info.model_id != self.model)
+                    or (self.manifest is not None and not info.manifest_hash.startswith(self.manifest))
+                    or (self.state is not None and self._state(info) != self.state)
+                    or (self.suite is not None and info.suite_id != self.suite)
+                    or (self.policy is not None and info.policy != self.policy)
+                    or (self.user is not None and info.user != self.user)
+                    or any(tag not in info.tags for tag in self.tags)
+                    or (since is not None and info.started < since)
+                    or (until is not None and info.started > until))
+
+
+def _sort_value(row: CatalogRow, key: str) -> tuple[Any, ...]:
+    info = row.info
+    if key == "id":
+        return (0, "", row.run)
+    if info is None:
+        return (1, "", row.run)
+    value: Any = {"started": info.started, "ended": info.ended or "", "model": info.model_id,
+                  "policy": info.policy, "suite": info.suite_id, "state": info.state,
+                  "done": info.episodes_done, "user": info.user}[key]
+    return (0, value, row.run)
+
+
+def select(rows: Iterable[CatalogRow], query: Query) -> list[CatalogRow]:
+    """The rows ``query`` keeps, in its order, at most ``limit`` readable ones.
+
+    Damaged rows are always kept (no filter or limit hides damage): in id
+    order among the others when sorting by id, else after them.
+    """
+    kept = [row for row in rows if row.info is None or query.matches(row.info)]
+    kept.sort(key=lambda r: _sort_value(r, query.sort), reverse=query.reverse)
+    if query.sort != "id":
+        kept = [r for r in kept if r.info is not None] + [r for r in kept if r.info is None]
+    if query.limit is None:
+        return kept
+    out, counted = [], 0
+    for row in kept:
+        if row.info is None:
+            out.append(row)
+        elif counted < query.limit:
+            out.append(row)
+            counted += 1
+    return out
 
 
 def iter_catalog(store: Any, *, model: str | None = None, manifest: str | None = None,
@@ -272,6 +374,8 @@ def export_run(store: Any, short_id: str, out: str | os.PathLike[str], *, force:
 
 def _width(text: str) -> int:
     """Terminal columns of ``text`` (wide East Asian characters take two, combining marks none)."""
+    if text.isascii():
+        return len(text)  # printable ASCII: one column each (a listing is mostly this)
     return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
                for c in text)
 
@@ -282,6 +386,10 @@ def fit(text: str, columns: int, *, keep_end: bool = False) -> str:
     ``keep_end`` keeps the end of a long text instead of its start (suite ids
     differ in their ends: ``...-v1-public``).
     """
+    if text.isascii() and text.isprintable():
+        if len(text) <= columns:
+            return text.ljust(columns)
+        return "~" + text[len(text) - columns + 1:] if keep_end else text[:columns - 1] + "~"
     if _width(text) > columns:
         kept, used = [], 0
         for c in (reversed(text) if keep_end else text):
@@ -307,20 +415,87 @@ def header_line(id_length: int) -> str:
     return _join([name for name, _ in COLUMNS], id_length)
 
 
-def format_row(row: CatalogRow, id_length: int) -> str:
-    """One run in at most :data:`LINE_WIDTH` columns when ``id_length`` is 8; a damaged run says so."""
+def format_row(row: CatalogRow, id_length: int, *, now: float | None = None) -> str:
+    """One run in at most :data:`LINE_WIDTH` columns when ``id_length`` is 8; a damaged run says so.
+
+    With ``now`` (the store's clock), a running run whose heartbeat is stale
+    shows as ``dead`` (:func:`emberbench.evaluation.liveness.effective_state`).
+    """
     short = row.hex_id[:id_length]
     if row.info is None:
         return fit(f"{short} damaged: {row.damage}", max(LINE_WIDTH, id_length + 10)).rstrip()
     i = row.info
     done = f"{_count(i.episodes_done)}/{_count(i.episodes_scheduled)}"
-    return _join([short, i.model_id, i.policy, i.suite_id, done, i.state, i.started[:10]], id_length)
+    state = i.state if now is None else effective_state(i, now)
+    return _join([short, i.model_id, i.policy, short_suite_id(i.suite_id), done, state, i.started[:10]], id_length)
+
+
+SHIPPED_SUITE_PREFIX = "emberbench-"
+"""The prefix every shipped suite id shares; the listing leaves it out (``v1-public``)."""
+
+
+def short_suite_id(suite_id: str) -> str:
+    """A suite id as the listing shows it: without the shipped suites' common prefix (``v1-public``)."""
+    return suite_id.removeprefix(SHIPPED_SUITE_PREFIX) or suite_id
 
 
 def _join(cells: list[str], id_length: int) -> str:
     widths = [id_length] + [width for _, width in COLUMNS[1:]]
     return " ".join(fit(cell, width, keep_end=name == "SUITE")
                     for cell, width, (name, _) in zip(cells, widths, COLUMNS)).rstrip()
+
+
+CATALOG_COLUMNS = columns(
+    "run", "id", "model_id", "policy", "state", ("episodes_done", "int"), ("episodes_scheduled", "int"), "suite_id",
+    "suite_version", "suite_hash", "manifest_hash", "started", "ended", "result", "verified", "verified_at", "host",
+    "user", "emberbench_version", "damage",
+)
+"""The columns of the run catalog as a table (``runs export --table``; ``to_pandas()``): one run per row,
+its run-info's fields flattened (``verified`` is the last verification's verdict), or only ``run``, ``id``
+and ``damage`` for a run whose run-info cannot be read."""
+
+
+def catalog_row(row: CatalogRow) -> tuple[Any, ...]:
+    """One run as a row of :data:`CATALOG_COLUMNS`."""
+    i = row.info
+    if i is None:
+        return (row.run, row.hex_id, *([None] * (len(CATALOG_COLUMNS) - 3)), row.damage)
+    check = i.verification
+    return (row.run, row.hex_id, i.model_id, i.policy, i.state, i.episodes_done, i.episodes_scheduled, i.suite_id,
+            i.suite_version, i.suite_hash, i.manifest_hash, i.started, i.ended, i.result,
+            None if check is None else check.verdict, None if check is None else check.at, i.host, i.user,
+            i.emberbench_version, None)
+
+
+class CatalogTable(TableView):
+    """The runs of a store as a table (:data:`CATALOG_COLUMNS`), read when it is made."""
+
+    __slots__ = ("table",)
+
+    def __init__(self, rows: Iterable[CatalogRow], store: str) -> None:
+        self.table = Table(CATALOG_COLUMNS, tuple(catalog_row(r) for r in rows), title=f"runs of store {store}",
+                           note="one row per run; a run whose run-info cannot be read has only its damage")
+
+    def to_table(self) -> Table:
+        return self.table
+
+    def shown(self) -> Table:
+        """What ``runs ls`` shows (short ids, suites without the shipped prefix, done/scheduled, dates)."""
+        picked = self.table.select(*SHOWN_CATALOG)
+        rows = tuple((r[0][:DISPLAY_PREFIX], r[1], r[2], None if r[3] is None else short_suite_id(r[3]),
+                      None if r[4] is None else f"{r[4]}/{r[5]}", r[6], None if r[7] is None else r[7][:10])
+                     for r in picked.rows)
+        return Table(columns(*(name.lower() for name, _ in COLUMNS)), rows, title=picked.title, note=picked.note)
+
+    def _repr_html_(self) -> str:
+        return self.shown()._repr_html_()
+
+    def __rich__(self) -> Any:
+        return self.shown().__rich__()
+
+
+SHOWN_CATALOG = ("id", "model_id", "policy", "suite_id", "episodes_done", "episodes_scheduled", "state", "started")
+"""The columns the catalog shows in a notebook or terminal (``to_pandas()`` has them all, and whole)."""
 
 
 def row_to_dict(row: CatalogRow) -> dict[str, Any]:
@@ -341,20 +516,27 @@ def catalog_json_rows(store: Any, rows: Iterable[CatalogRow]) -> Iterator[str]:
     yield "\n]}\n"
 
 
-def describe(details: RunDetails) -> list[str]:
-    """``runs show``: one ``name: value`` line per fact."""
+def describe(details: RunDetails, *, now: float | None = None) -> list[str]:
+    """``runs show``: one ``name: value`` line per fact (with ``now``, the store's clock: a liveness line)."""
+    from ..evaluation.liveness import describe_liveness
+
     row, info = details.row, details.row.info
     lines = [f"run: {row.run}", f"id: {row.hex_id}"]
     if info is None:
         lines.append(f"damaged: {row.damage}")
     else:
         for field in ("model_id", "policy", "state", "episodes_done", "episodes_scheduled", "manifest_hash",
-                      "suite_id", "suite_version", "suite_hash", "started", "ended", "host", "user",
+                      "suite_id", "suite_version", "suite_hash", "started", "ended", "heartbeat", "host", "user",
                       "emberbench_version", "python_version", "ray_version", "result"):
             value = getattr(info, field)
             lines.append(f"{field}: {'-' if value is None else value}")
+        lines.append("nodes: -" if info.nodes is None else
+                     "nodes: " + ", ".join(f"{name} {count}" for name, count in info.nodes))
+        lines.append(f"tags: {', '.join(info.tags) or '-'}")
         if info.model_usage is not None:
             lines.append(f"model usage: {info.model_usage.describe()}")
+        if now is not None:
+            lines.append(f"liveness: {describe_liveness(info, now)}")
         check = info.verification
         lines.append("verification: never" if check is None else
                      f"verification: {check.verdict} at {check.at} by {check.by}"
@@ -367,7 +549,9 @@ def describe(details: RunDetails) -> list[str]:
 __all__ = [
     "DISPLAY_PREFIX",
     "MIN_PREFIX",
+    "SORT_KEYS",
     "CatalogRow",
+    "Query",
     "RunDetails",
     "catalog_json_rows",
     "describe",
@@ -380,6 +564,7 @@ __all__ = [
     "read_row",
     "resolve_run",
     "result_key",
+    "select",
     "short_id_length",
     "show_run",
 ]

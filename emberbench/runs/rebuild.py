@@ -178,7 +178,7 @@ def repair_structure(store: Any, suite: Any, run: str, *, has_journal: bool, don
     Raises:
         EmberError: something could not be repaired (what was done is in ``done``).
     """
-    from ..evaluation.run_damage import journal_damage, read_state, run_refs
+    from ..evaluation.run_damage import info_damage, journal_damage, read_state, run_refs
 
     info_ref, result_ref = run_refs(run)
     state, journal_problem, unreadable = None, None, False
@@ -194,11 +194,22 @@ def repair_structure(store: Any, suite: Any, run: str, *, has_journal: bool, don
             if state is not None:
                 damage = journal_damage(store, run, state, against_ref=False)
             journal_problem = None if damage is None else str(damage)
+            has_journal = state is not None or unreadable
     finished = None if state is None or state.finish is None else state.finish.data.get("result")
     result_key, result_bad = _read_ref(store, result_ref)
     _, info_bad = _read_ref(store, info_ref)
+    if journal_problem is None and not has_journal and (result_key is not None or store.refs.exists(info_ref)):
+        journal_problem = f"integrity error: journal {run} is damaged: it is missing"
+    if journal_problem is None and state is not None and state.finish is None and result_key is not None:
+        journal_problem = f"integrity error: journal {run} is damaged: it is unfinished, but ref {result_ref} " \
+                          "names a complete result"
+    if info_bad is None:
+        damage = info_damage(store, run, finished=finished is not None or result_key is not None,
+                             result=finished if isinstance(finished, str) else None)
+        info_bad = None if damage is None else damage.reason
     stale = isinstance(finished, str) and result_key is not None and finished != result_key
-    if journal_problem is None and result_bad is None and info_bad is None and not stale:
+    lost_ref = isinstance(finished, str) and result_key is None and result_bad is None
+    if journal_problem is None and result_bad is None and info_bad is None and not stale and not lost_ref:
         return has_journal
     verified, failures = None, []
     for key in dict.fromkeys(k for k in (finished, result_key) if isinstance(k, str)):
@@ -211,9 +222,9 @@ def repair_structure(store: Any, suite: Any, run: str, *, has_journal: bool, don
         if result_bad is not None:
             store.refs.delete(result_ref)
             done.append(f"run {run}: removed ref {result_ref}, which held no valid key ({result_bad})")
-        if info_bad is not None:
+        if info_bad is not None and store.refs.exists(info_ref):
             store.refs.delete(info_ref)
-            done.append(f"run {run}: removed ref {info_ref}, which held no valid key ({info_bad})")
+            done.append(f"run {run}: removed ref {info_ref}, which held no valid run-info ({info_bad})")
         why = "; ".join(failures) or "it has no stored result"
         if journal_problem is not None:
             raise StoreUsageError(f"{journal_problem}, and nothing verified to rebuild it from ({why}); "
@@ -224,6 +235,9 @@ def repair_structure(store: Any, suite: Any, run: str, *, has_journal: bool, don
         if stale:
             raise StoreUsageError(f"its journal and ref {result_ref} name different results and neither "
                                   f"verifies ({why})")
+        if lost_ref:
+            raise StoreUsageError(f"its journal finished with result {finished}, which does not verify ({why}) "
+                                  f"and ref {result_ref} is missing")
         return has_journal
     header = _header(store, run, state, verified.model_id)
     if journal_problem is not None or finished != verified.key:
@@ -234,11 +248,67 @@ def repair_structure(store: Any, suite: Any, run: str, *, has_journal: bool, don
     if result_key != verified.key:
         store.refs.set(result_ref, verified.key)
         done.append(f"run {run}: ref {result_ref} rebuilt ({verified.key})")
+    if info_bad is None:
+        damage = info_damage(store, run, finished=True, result=verified.key)
+        info_bad = None if damage is None else damage.reason
     if info_bad is not None:
-        rebuild_run_info(store, run, verified, header)
-        done.append(f"run {run}: ref {info_ref} rebuilt from its verified result and journal header")
+        signed, own = signed_run_info(store, run, verified), _own_run_info(store, run, verified)
+        if signed is not None:
+            store.refs.set(info_ref, store.put(signed.to_bytes()))
+            done.append(f"run {run}: ref {info_ref} restored from the run-info its attestation signs")
+        elif own is not None:
+            store.refs.set(info_ref, store.put(own.to_bytes()))
+            done.append(f"run {run}: ref {info_ref} completed (its run-info did not say the run finished)")
+        else:
+            rebuild_run_info(store, run, verified, header)
+            done.append(f"run {run}: ref {info_ref} rebuilt from its verified result and journal header")
     return has_journal
 
 
+def _own_run_info(store: Any, run: str, verified: VerifiedRun) -> RunInfo | None:
+    """The run's own run-info marked complete with ``verified`` (a run that stopped between finishing its
+    journal and saying so), or None when it has no readable run-info of its own."""
+    from ..evaluation.run_info import read_run_info
+
+    try:
+        info = read_run_info(store, run)
+    except Exception:  # noqa: BLE001 - an unreadable run-info is simply not a source
+        return None
+    if info is None or info.run != run or info.model_id != verified.model_id \
+            or info.manifest_hash != verified.manifest.hash:
+        return None
+    n = len(verified.manifest.episodes)
+    return info.replace(state="complete", result=verified.key, episodes_done=n, episodes_scheduled=n,
+                        ended=info.ended or utc_now())
+
+
+def signed_run_info(store: Any, run: str, verified: VerifiedRun) -> RunInfo | None:
+    """The run-info the run's attestation signs, if it has a readable one about ``verified``; else None.
+
+    The signed run-info is the run's own record at the end of the run (its
+    verification left out); restoring it keeps the attestation valid, which a
+    run-info rebuilt here would not be. The signature is not checked here
+    (no keyring): ``runs verify`` does that, and a forged one still fails there.
+    """
+    from emberbench.store import RefError, StoreError
+
+    from ..errors import EmberError
+    from ..provenance.attest import MAX_ATTESTATION_BYTES, attestation_ref, verify_envelope
+
+    try:
+        key = store.refs.get(attestation_ref(run))
+        if store.size(key) > MAX_ATTESTATION_BYTES:
+            return None
+        statement = verify_envelope(store.get(key, verify_data=True), None, where="attestation").statement
+        if statement.subject_digest != verified.key:
+            return None
+        info = RunInfo.from_dict(dict(statement.predicate.run_info), where="attested run-info")
+    except (RefError, StoreError, EmberError):
+        return None
+    if info.run != run or info.model_id != verified.model_id or info.result != verified.key:
+        return None
+    return info
+
+
 __all__ = ["VerifiedRun", "rebuild_journal", "rebuild_run_info", "rebuilt_run_info", "repair_structure",
-           "verify_stored_result"]
+           "signed_run_info", "verify_stored_result"]

@@ -74,12 +74,23 @@ def repair_store(store: Any, suite: Any, *, agent_timeout: float | None = None) 
                 has_journal = repair_structure(store, suite, name, has_journal=has_journal, done=done)
             if has_journal:
                 done += _repair_run(store, suite, name, agent_timeout)
+            _refuse_damaged_attestation(store, name)
         except EmberError as exc:
             unrepaired.append(f"run {name}: {exc}")
         except Exception as exc:  # noqa: BLE001 - a store fault or a policy's own error: report, go on
             unrepaired.append(f"run {name}: {type(exc).__name__}: {exc}")
         repaired += done
     return RepairReport(tuple(repaired), tuple(unrepaired))
+
+
+def _refuse_damaged_attestation(store: Any, run: str) -> None:
+    """A damaged attestation cannot be rebuilt (only its signer can sign): say so, and how to sign again."""
+    from .damage import attestation_damage
+
+    damage = attestation_damage(store, run)
+    if damage is not None:
+        raise StoreUsageError(f"{damage}; an attestation is not rebuilt (it needs its signer's key): sign the run "
+                              f"again with `emberbench runs attest {run}`, which replaces it")
 
 
 def _repair_run(store: Any, suite: Any, name: str, agent_timeout: float | None) -> list[str]:
@@ -118,11 +129,15 @@ def _repair_run(store: Any, suite: Any, name: str, agent_timeout: float | None) 
         journal.close()
     if result_lost:
         info = _run_info_of(store, name, manifest)
+        kept = store.get(store.refs.get(run_info_ref(name)))
         with tempfile.TemporaryDirectory(prefix="emberbench-repair-") as tmp:
             from ..evaluation.runner import run_evaluation
 
             run_evaluation(manifest, suite, header.policy, info.model_id, Path(tmp) / "result.json", store=store,
                            policy_spec=header.policy, checkpoint_seconds=0)
+        # The rerun rewrote the run-info as its own; the run's record (and what its attestation signs) is the
+        # one it had: put it back.
+        store.refs.set(run_info_ref(name), store.put(kept))
         done.append(f"run {name}: result {result} rebuilt")
     return done
 
@@ -217,7 +232,7 @@ def remove_run(store: Any, run: str, *, apply: bool = False) -> RunRemoval:
     from ..provenance.attest import attestation_ref
 
     refs = tuple(ref for ref in (f"{RESULT_REF_PREFIX}{run}", run_info_ref(run), attestation_ref(run))
-                 if ref in store.refs)
+                 if store.refs.exists(ref))  # an unreadable ref (over the cap, say) goes too
     journal = run in store.journal_names()
     if apply:
         try:

@@ -65,8 +65,11 @@ class RunVerdict:
 
 
 def verify_run(store: Any, short_id: str, suite: Any, *, authenticator: Authenticator = authenticate_all,
-               keyring: Any = None) -> RunVerdict:
+               keyring: Any = None, record: bool = True) -> RunVerdict:
     """Replay-authenticate the run ``short_id`` names, check its attestation, and record the verdict.
+
+    With ``record=False`` (a read-only store) nothing is written: the verdict
+    is returned, and ``recorded`` is the run-info as it would have been recorded.
 
     ``keyring`` (a :class:`~emberbench.provenance.Keyring`) is what the
     attestation's signature is checked against; without one, everything but
@@ -87,7 +90,7 @@ def verify_run(store: Any, short_id: str, suite: Any, *, authenticator: Authenti
     verdict, detail, signature = _signature(store, run, keyring, verdict, detail)
     check = Verification(at=utc_now(), by=f"{this_user()}@{this_host()}"[:512], verdict=verdict,
                          detail=f"{detail}; {signature}"[:4096])
-    recorded = record_verification(store, run, check)
+    recorded = record_verification(store, run, check) if record else row.info.replace(verification=check)
     return RunVerdict(run, verdict, detail, recorded, signature)
 
 

@@ -167,7 +167,9 @@ def schema_const(schema: dict[str, Any], pointer: str) -> Any:
     """The ``const`` the schema requires at document pointer ``pointer``.
 
     Walks ``properties`` from the root, following references inside the same
-    file (``#/...``).
+    file (``#/...``). A schema that also accepts older versions of its format
+    (still read, no longer written) lists every version in an ``enum``, the
+    one written last: that one is returned.
 
     Raises:
         KeyError: the schema pins no constant there.
@@ -175,9 +177,11 @@ def schema_const(schema: dict[str, Any], pointer: str) -> Any:
     node = _follow(schema, schema)
     for token in pointer.split("/")[1:]:
         node = _follow(schema, node.get("properties", {}).get(token, {}))
-    if "const" not in node:
-        raise KeyError(f"schema {schema.get('$id')} has no const at {pointer}")
-    return node["const"]
+    if "const" in node:
+        return node["const"]
+    if isinstance(node.get("enum"), list) and node["enum"]:
+        return node["enum"][-1]
+    raise KeyError(f"schema {schema.get('$id')} has no const at {pointer}")
 
 
 def _follow(root: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..records.metric_defs import METRIC_NAMES
 from .artifact import ArtifactForm, context_header, key_dict, shared_sections
+from .notebook import StatisticsView
 from .bootstrap import BootstrapInterval, bootstrap_interval
 from .columns import EpisodeTable, table_from_values
 from .descriptive import Descriptive, describe
@@ -180,7 +181,7 @@ class AggregateGroup:
 
 
 @dataclass(frozen=True, slots=True)
-class AggregateStatistics(ArtifactForm):
+class AggregateStatistics(StatisticsView, ArtifactForm):
     """The aggregate statistics artifact of one result.
 
     Attributes:

@@ -22,6 +22,7 @@ import numpy as np
 from ..records.metric_defs import METRIC_NAMES, METRICS_BY_NAME
 from .aggregate import Mapper, run_metric_jobs
 from .artifact import ArtifactForm, context_header, key_dict, shared_sections
+from .notebook import StatisticsView
 from .bootstrap import BootstrapInterval, bootstrap_interval
 from .columns import EpisodeTable, fraction_differences, table_from_values
 from .descriptive import Descriptive, describe
@@ -237,7 +238,7 @@ class PairedGroup:
 
 
 @dataclass(frozen=True, slots=True)
-class PairedStatistics(ArtifactForm):
+class PairedStatistics(StatisticsView, ArtifactForm):
     """The paired statistics artifact of results A and B.
 
     Attributes:

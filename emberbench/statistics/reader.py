@@ -49,6 +49,7 @@ from ..errors import StatisticsInputError
 from ..io.input_policy import STATISTICS, read_json_text
 from ..records.metric_defs import METRIC_NAMES, METRICS
 from ..io.versions import STATISTICS_VERSION
+from ..schemas.kinds import not_what_was_wanted
 from .artifact import methods, metric_definitions
 from .bootstrap import LEVEL, MAX_RESAMPLES, MIN_N, MIN_RESAMPLES
 from .descriptive import QUANTILE_LEVELS
@@ -254,6 +255,9 @@ class _Check:
     def artifact(self, form: Any) -> None:
         if not isinstance(form, dict):
             self.fail("artifact", f"a statistics artifact is a JSON object, got {_kind(form)}")
+        other = not_what_was_wanted(self.where, form, "statistics")
+        if other is not None:  # a result, a manifest...: named as what it is
+            raise self.error(other)
         version = form.get("statistics_version")
         if version != STATISTICS_VERSION:
             self.fail("statistics_version", f"unsupported {_show(version)} (this version reads "

@@ -28,17 +28,24 @@ def _run_ray(suite, manifest, policy, model_id, out: Path, workers: int, *, stor
 
     store = None if store_dir is None else open_store(store_dir)
     with RayExecutor(suite, policy, workers=workers, store_root=None if store is None else store.root) as ex:
-        run_evaluation(manifest, suite, policy, model_id, out, executor=ex, store=store)
-        return ex.stats
+        summary = run_evaluation(manifest, suite, policy, model_id, out, executor=ex, store=store)
+        return ex.stats, summary
 
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_ray_artifact_is_byte_identical_to_local(ray_cluster, suite, dev_manifest, reference, tmp_path, workers):
     """greedy on 1 and 2 Ray workers (store in the workers) writes exactly the in-process artifact."""
     out = tmp_path / "r.json"
-    stats = _run_ray(suite, dev_manifest, "greedy", "g", out, workers, store_dir=tmp_path / "store")
+    stats, summary = _run_ray(suite, dev_manifest, "greedy", "g", out, workers, store_dir=tmp_path / "store")
     assert out.read_bytes() == reference("greedy", "g")
     assert sum(stats.episodes_by_node.values()) == len(dev_manifest.episodes)
+    # Every worker is on this machine: each outcome names it, and so do the summary and the run-info.
+    from emberbench.evaluation.run_info import read_run_info, this_host
+    from emberbench.store import journal_name
+
+    assert summary.nodes == ((this_host(), len(dev_manifest.episodes)),)
+    info = read_run_info(open_store(tmp_path / "store"), journal_name(dev_manifest.hash, "g"))
+    assert info is not None and info.nodes == summary.nodes
     assert stats.calls > workers  # batched, but more than one call per worker
 
 

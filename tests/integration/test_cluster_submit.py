@@ -98,6 +98,7 @@ def test_submit_follow_runs_the_evaluation_as_a_job(ray_token, dev_manifest, ref
     assert "60/60 episodes (60 run now, 0 resumed)" in proc.stdout  # the job's own output, streamed
     assert f"job {job.group(1)} SUCCEEDED" in proc.stdout
     assert (tmp_path / "g.json").read_bytes() == reference("greedy", "g")
+    assert proc.stderr == ""  # Ray's notes on packing the working folder stay off stderr
 
 
 def test_submit_without_a_token_is_refused(ray_token, tmp_path, monkeypatch):

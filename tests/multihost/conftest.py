@@ -50,6 +50,27 @@ def rig() -> Iterator[Rig]:
     assert not remains, f"left behind by the rig: {remains}"
 
 
+@pytest.fixture(scope="session")
+def manifest(suite):  # noqa: ANN001
+    """The manifest every multi-host run plays (tests/multihost/support.py)."""
+    from emberbench.results.manifest import build_manifest
+
+    from .support import SEEDS
+
+    return build_manifest(suite, SEEDS)
+
+
+@pytest.fixture(scope="session")
+def reference(suite, manifest, tmp_path_factory) -> bytes:  # noqa: ANN001
+    """The artifact of ``greedy`` (model id ``g``) on that manifest, in this process, with a local store."""
+    from emberbench.evaluation.runner import run_evaluation
+    from emberbench.evaluation.store_runner import open_store
+
+    base = tmp_path_factory.mktemp("in-process")
+    run_evaluation(manifest, suite, "greedy", "g", base / "g.json", store=open_store(base / "store"))
+    return (base / "g.json").read_bytes()
+
+
 @pytest.fixture(autouse=True)
 def _bounded_and_clean(request: pytest.FixtureRequest) -> Iterator[None]:
     """Interrupt a multi-host test at its time bound; after it, nothing it started may be left on a host."""

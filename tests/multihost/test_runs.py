@@ -7,86 +7,92 @@ client's address) shows which host wrote what.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-from collections import defaultdict
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from emberbench.results.manifest import build_manifest, write_manifest
-from emberbench.evaluation.runner import run_evaluation
-from emberbench.evaluation.store_runner import open_store
+from emberbench.results.manifest import build_manifest
+from emberbench.store import journal_name
 from tests.rig import BUCKET, Rig
 
+from .support import S3Log, client_file, object_key, put_manifest, run_argv, sha256
+
 pytestmark = pytest.mark.multihost
-SEEDS = [0, 1]
-REQUEST = re.compile(r'^(\S+) - - \[[^]]*\] "(\w+) /' + BUCKET + r'/([^ ?]+)')
+PREFIX = "across"
 
 
 @pytest.fixture(scope="module")
-def manifest(suite):
-    return build_manifest(suite, SEEDS)
-
-
-@pytest.fixture(scope="module")
-def reference(suite, manifest, tmp_path_factory) -> bytes:
-    """The artifact of the same run in this process, with a local store."""
-    base = tmp_path_factory.mktemp("in-process")
-    run_evaluation(manifest, suite, "greedy", "g", base / "g.json", store=open_store(base / "store"))
-    return (base / "g.json").read_bytes()
-
-
-def _put_on_client(rig: Rig, manifest, name: str) -> str:  # noqa: ANN001
-    """Copy the manifest into the client host's working folder (as a user would); its path there."""
-    write_manifest(manifest, rig.host_path("client", f"/srv/{name}"))
-    return f"/srv/{name}"
-
-
-def _run(rig: Rig, manifest_path: str, out: str, store: str):  # noqa: ANN202
-    return rig.run("client", ["emberbench", "run", "--address", rig.ray_address, "--manifest", manifest_path,
-                              "--policy", "greedy", "--model-id", "g", "--out", out, "--store", store], timeout=240)
-
-
-def _writers(rig: Rig, prefix: str) -> dict[str, set[str]]:
-    """Per object key under ``prefix``: the addresses that PUT it (from the S3 host's request log)."""
-    writers: dict[str, set[str]] = defaultdict(set)
-    for line in (rig.root / "logs" / "s3-s3.log").read_text(errors="replace").splitlines():
-        match = REQUEST.match(line)
-        if match and match[2] == "PUT" and match[3].startswith(f"{prefix}/objects/"):
-            key = match[3].removeprefix(f"{prefix}/objects/").replace("/", "")
-            writers[key].add(match[1])
-    return writers
+def across(rig: Rig, manifest):  # noqa: ANN001
+    """The run every test here looks at: 120 episodes from the client, records to S3 from the workers."""
+    put_manifest(rig, manifest)
+    log = S3Log(rig)
+    proc = rig.run("client", run_argv(rig, "/srv/g.json", PREFIX), timeout=240)
+    return proc, log.requests(), log
 
 
 @pytest.mark.multihost(seconds=180)
-def test_run_from_the_client_plays_on_both_workers_and_matches_in_process(rig, manifest, reference):
+def test_run_from_the_client_plays_on_both_workers_and_matches_in_process(rig, manifest, reference, across):
     """Episodes play on both worker hosts, which write the records to S3 themselves; the artifact is
-    byte-identical (SHA-256) to the in-process run's."""
-    path = _put_on_client(rig, manifest, "m.json")
-    proc = _run(rig, path, "/srv/g.json", rig.s3_locator("across"))
+    byte-identical (SHA-256) to the in-process run's; the summary and the run-info count each node's
+    episodes, and those counts are the records each host wrote."""
+    proc, _, log = across
     assert proc.returncode == 0, proc.stderr
-    artifact = rig.host_path("client", "/srv/g.json").read_bytes()
-    assert hashlib.sha256(artifact).hexdigest() == hashlib.sha256(reference).hexdigest()
+    artifact = client_file(rig, "/srv/g.json").read_bytes()
+    assert sha256(artifact) == sha256(reference)
 
     digests = [e["record_digest"] for e in json.loads(artifact)["episodes"]]
-    writers = _writers(rig, "across")
-    workers = {rig.address(h) for h in rig.workers}
-    assert all(writers[d] and writers[d] <= workers for d in digests), "a record was not written by a worker host"
-    by_host = {ip: sum(ip in writers[d] for d in digests) for ip in sorted(workers)}
-    assert min(by_host.values()) > 0, f"records written per worker host: {by_host}"
+    writers: dict[str, set[str]] = {}
+    for request in log.objects(PREFIX):
+        writers.setdefault(object_key(request, PREFIX), set()).add(request.client)
+    names = {rig.address(h): f"{rig.config.prefix}-{h}" for h in rig.workers}
+    assert all(writers.get(d) and len(writers[d]) == 1 and writers[d] <= set(names) for d in digests), \
+        "each record is written once, by a worker host"
+    by_host = Counter(names[next(iter(writers[d]))] for d in digests)
+    assert len(by_host) == 2, f"records written per worker host: {by_host}"
+    played = ", ".join(f"{name} {count} episodes" for name, count in sorted(by_host.items()))
+    assert proc.stdout.splitlines()[-1] == f"nodes: {played}", proc.stdout
+
+    run_id = journal_name(manifest.hash, "g")[4:16]
+    show = rig.run("client", ["emberbench", "runs", "show", run_id, "--store", rig.s3_locator(PREFIX)], timeout=60)
+    assert show.returncode == 0, show.stderr
+    assert f"nodes: {', '.join(f'{n} {c}' for n, c in sorted(by_host.items()))}" in show.stdout.splitlines()
+
+
+@pytest.mark.multihost(seconds=120)
+def test_verify_and_runs_verify_replay_on_the_cluster_from_the_client(rig, manifest, reference, across):
+    """The result the two worker hosts produced is authenticated on the cluster from the client: ``verify``
+    of the artifact, and ``runs verify`` of the run in the store, which records its verdict there."""
+    assert across[0].returncode == 0
+    digest = sha256(reference)
+    verify = rig.run("client", ["emberbench", "verify", "/srv/g.json", "--address", rig.ray_address], timeout=120)
+    assert verify.returncode == 0, verify.stderr
+    assert verify.stdout.startswith("ok: /srv/g.json: model 'g'") and f"120/120 episodes authenticated" in verify.stdout
+    assert f"result digest {digest}" in verify.stdout
+
+    run_id = journal_name(manifest.hash, "g")[4:16]
+    store = rig.s3_locator(PREFIX)
+    checked = rig.run("client", ["emberbench", "runs", "verify", run_id, "--store", store,
+                                 "--address", rig.ray_address], timeout=120)
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout.startswith("ok"), checked.stdout
+    show = rig.run("client", ["emberbench", "runs", "show", run_id, "--store", store], timeout=60)
+    assert re.search(r"^verification: ok at \S+ by root@" + re.escape(f"{rig.config.prefix}-client"), show.stdout,
+                     re.M), show.stdout
+    assert f"result: {digest}" in show.stdout.splitlines()
 
 
 @pytest.mark.multihost(seconds=180)
-def test_a_worker_host_without_store_credentials_is_named_in_one_line(rig, manifest):
+def test_a_worker_host_without_store_credentials_is_named_in_one_line(rig, suite):  # noqa: ANN001
     """A third worker host joins without S3 credentials: the run fails with one line naming that node and the cause."""
     rig.add_worker("w3", credentials=False)
     try:
         rig.wait_nodes(["head", "w1", "w2", "w3", "client"])
-        path = _put_on_client(rig, manifest, "m3.json")
+        path = put_manifest(rig, build_manifest(suite, [0, 1]), "/srv/m3.json")
         # One worker per CPU of the cluster, one CPU per worker host: one of them on w3.
-        proc = _run(rig, path, "/srv/g3.json", rig.s3_locator("nocreds"))
+        proc = rig.run("client", run_argv(rig, "/srv/g3.json", "nocreds", manifest=path), timeout=240)
     finally:
         rig.remove_host("w3")
     w3 = rig.address("w3")

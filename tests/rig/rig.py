@@ -24,8 +24,10 @@ Faults for tests: :meth:`Rig.kill_host` (the host dies: every process,
 SIGKILL), :meth:`Rig.stop_host` (it shuts down: SIGTERM, then SIGKILL),
 :meth:`Rig.set_link` (its cable pulled out or plugged back in),
 :meth:`Rig.start_ray`, :meth:`Rig.start_nodes`, :meth:`Rig.start_s3` (a
-service back, the host booted again if it was down; after the head was lost,
-every node started again), :meth:`Rig.add_worker` / :meth:`Rig.remove_host`.
+service back, the host booted again if it was down), :meth:`Rig.restart_ray`
+(after the head was lost: the whole cluster started again),
+:meth:`Rig.add_worker` / :meth:`Rig.remove_host`. A run to fault mid-way is
+started with :meth:`Rig.popen`.
 """
 
 from __future__ import annotations
@@ -65,6 +67,8 @@ class RigConfig:
         workers: Ray worker hosts (``w1``, ``w2``...).
         services: start the S3 server and Ray; False builds hosts and network only.
         keep_files: leave the logs and the hosts' folders under ``root`` on teardown (to debug a failure).
+        dashboard: the head runs Ray's dashboard, whose job server ``emberbench submit`` talks to (idle,
+            it costs about 3 % of a core).
     """
 
     prefix: str = "ebrig"
@@ -73,6 +77,7 @@ class RigConfig:
     workers: int = 2
     services: bool = True
     keep_files: bool = False
+    dashboard: bool = True
 
     @property
     def folder(self) -> Path:
@@ -102,6 +107,7 @@ class Rig(Services):
         self._credentials: dict[str, bool] = {}
         self._lock = threading.RLock()
         self._previous_sigterm: Any = None
+        self.dashboard = self.config.dashboard  # the head runs Ray's dashboard (and job server) when started next
 
     # -- naming ------------------------------------------------------------------
 
@@ -387,6 +393,15 @@ class Rig(Services):
         return subprocess.CompletedProcess(argv, proc.returncode, out.decode(errors="replace"),
                                            err.decode(errors="replace"))
 
+    def popen(self, host: str, argv: Sequence[str], *, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        """Start a command on ``host`` without waiting (a run to fault mid-way); its output is piped.
+
+        The caller waits for it, and kills its process group (:func:`kill_group`) if it gives up.
+        """
+        return subprocess.Popen(self.command(host, argv), env=self.env(host, env), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, text=True,
+                                errors="replace")
+
     def start(self, host: str, role: str, argv: Sequence[str], *, env: dict[str, str] | None = None) -> Process:
         """Start a long-lived process on ``host`` (output to ``logs/<host>-<role>.log``), recorded in the state."""
         log = self.root / "logs" / f"{host}-{role}.log"
@@ -505,6 +520,13 @@ def _cmdline(pid: int) -> str:
             return handle.read().replace(b"\0", b" ").decode(errors="replace").strip()[:200]
     except OSError:
         return "?"
+
+
+def kill_group(proc: subprocess.Popen[Any]) -> None:
+    """Kill a command started by :meth:`Rig.popen` (its whole process group) and reap it."""
+    if proc.poll() is None:
+        _killpg(proc.pid)
+    proc.communicate()
 
 
 def _killpg(pid: int) -> None:

@@ -1,7 +1,8 @@
 """The rig's services, mixed into :class:`tests.rig.Rig`: the S3 test server and the Ray nodes.
 
 Ray on the rig is kept small for a shared machine: one CPU per worker host,
-none on the head and the client, no dashboard, no log monitor (it polls
+none on the head and the client, no dashboard unless a test asks for the
+job server (:meth:`Services.restart_ray`), no log monitor (it polls
 every worker's log files: a quarter of an idle rig's CPU), a 100 MiB object
 store. The agents' ports are fixed: with port 0 a raylet waits at most 15 s
 for its agents to report theirs, and on a loaded machine a starting agent
@@ -32,8 +33,11 @@ OBJECT_STORE_BYTES = 100 * 1024 * 1024
 AGENT_PORTS = {"dashboard-agent-listen-port": 52365, "dashboard-agent-grpc-port": 52366,
                "metrics-export-port": 52367, "runtime-env-agent-port": 52368}
 HEALTH_CHECK = {"health_check_period_ms": 1000, "health_check_timeout_ms": 1000,
-                "health_check_failure_threshold": 5}
-"""The head declares a silent node dead after about 5 s (Ray's default is about 30 s)."""
+                "health_check_failure_threshold": 5, "gcs_rpc_server_reconnect_timeout_s": 3}
+"""The head declares a silent node dead after about 5 s (Ray's default is about 30 s), and a node or
+driver that has lost the head gives up after 3 s (Ray's default is 60 s): the fault tests stay short."""
+DASHBOARD_PORT = 8265
+"""The head's dashboard, with the job server (``emberbench submit``), when the rig runs it."""
 READY = {"s3": "ready http://", "ray": "Ray runtime started."}
 """What a service prints once it serves."""
 
@@ -58,6 +62,11 @@ class Services:
     @property
     def ray_address(self) -> str:
         return f"{self.address('head')}:{RAY_PORT}"
+
+    @property
+    def job_server(self) -> str:
+        """The head's job server URL (served only while the head runs its dashboard)."""
+        return f"http://{self.address('head')}:{DASHBOARD_PORT}"
 
     @property
     def s3_endpoint(self) -> str:
@@ -126,8 +135,10 @@ class Services:
                   "--include-log-monitor", "false", "--disable-usage-stats", "--block",
                   *(f"--{name}={port}" for name, port in AGENT_PORTS.items())]
         if host == "head":
-            argv = ["ray", "start", "--head", "--port", str(RAY_PORT), "--num-cpus", "0", "--include-dashboard",
-                    "false", "--system-config", json.dumps(HEALTH_CHECK), *common]
+            dashboard = ["--include-dashboard", "true", "--dashboard-host", self.address("head"),
+                         "--dashboard-port", str(DASHBOARD_PORT)] if self.dashboard else ["--include-dashboard", "false"]
+            argv = ["ray", "start", "--head", "--port", str(RAY_PORT), "--num-cpus", "0", *dashboard,
+                    "--system-config", json.dumps(HEALTH_CHECK), *common]
         else:
             argv = ["ray", "start", "--address", self.ray_address, "--num-cpus", "0" if host == "client" else "1",
                     *common]
@@ -135,6 +146,22 @@ class Services:
         if wait:
             self._wait_ready(proc)
         return proc
+
+    def restart_ray(self, *, dashboard: bool | None = None) -> None:
+        """Start the whole Ray cluster again (a new head, every node joining it), with or without the dashboard.
+
+        What is left of Ray on any host is killed first (after a lost head,
+        the nodes have given up or are about to); the S3 host is not touched.
+        """
+        if dashboard is not None:
+            self.dashboard = dashboard
+        nodes = [h for h in self.state.hosts if h not in ("s3",)]
+        for host in nodes:
+            self.kill_host(host)
+        self.start_nodes(["head"])
+        rest = [h for h in nodes if h != "head"]
+        self.start_nodes(rest)
+        self.wait_nodes(["head", *rest])
 
     def wait_nodes(self, hosts: Sequence[str], timeout: float = 90.0) -> None:
         """Wait until exactly the Ray nodes of ``hosts`` are alive (asked from the client host).

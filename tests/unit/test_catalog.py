@@ -41,6 +41,16 @@ def test_fit_counts_terminal_columns(text, columns, keep_end, expected) -> None:
     assert fit(text, columns, keep_end=keep_end) == expected
 
 
+def test_ls_shows_the_suite_without_the_shipped_prefix(tmp_path, suite) -> None:  # noqa: ANN001
+    """Issue 27 (defect 8): `runs ls` cut every public-suite run's suite to `~h-v1-public`; the shipped suites'
+    common prefix `emberbench-` is left out, so the column reads `v1-public` whole."""
+    store = open_store(tmp_path / "s")
+    run_evaluation(small_manifest(suite, seeds=(0,)), suite, "greedy", "g", tmp_path / "g.json", store=store)
+    listing = _cli("ls", "--store", str(tmp_path / "s"))
+    row = listing.output.splitlines()[1]
+    assert row.split()[3] == "v1-public" and "~" not in row, listing.output
+
+
 @pytest.fixture(params=["local", "s3"])
 def two_runs(request, tmp_path, suite):  # noqa: ANN001
     """A store holding two complete runs (greedy as 'alpha', random under a long model id); their outputs."""

@@ -27,11 +27,16 @@ def one_error_line(result) -> str:  # noqa: ANN001
 
 
 def test_suite_list_and_show(suite) -> None:  # noqa: ANN001
-    """suite list names every scenario with its hash; suite show draws the map."""
+    """suite list names every scenario with its hash (12 digits; `suite show` has all 64) and families, within 80
+    columns (issue 27, defect 8: its lines were 157 columns); suite show draws the map."""
     out = invoke("suite", "list")
     assert out.exit_code == 0
+    assert all(len(line) <= 80 for line in out.output.splitlines()), out.output
+    assert f"suite hash {suite.hash}" in out.output
     for s in suite.scenarios:
-        assert f"{s.id}  families=" in out.output and s.content_hash in out.output
+        assert f"{s.id}" in out.output and f"  {s.content_hash[:12]}  " in out.output
+        assert s.content_hash not in out.output and s.content_hash in invoke("suite", "show", s.id).output
+    assert "v1-pub-01-single-exit-sparse       f1aaa2e05f79  single-exit, stochastic-fire\n" in out.output
     show = invoke("suite", "show", "v1-pub-01-single-exit-sparse")
     assert show.exit_code == 0 and "spread 1/4" in show.output and "E" in show.output
     assert one_error_line(invoke("suite", "show", "nope")).startswith("error: suite emberbench-v1-public")

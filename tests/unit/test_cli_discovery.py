@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from importlib.metadata import EntryPoint
@@ -26,10 +27,13 @@ def _plugins(monkeypatch, *eps: EntryPoint) -> None:  # noqa: ANN001
 
 
 def test_policies_lists_builtins_with_descriptions() -> None:
-    """Every built-in is listed with the first line of its docstring; no plugin means 'none'."""
+    """Every built-in is listed with the first line of its docstring (wrapped within 80 columns); no plugin
+    means 'none'."""
     result = runner.invoke(app, ["policies"])
     assert result.exit_code == 0, result.output
-    assert "  greedy      Static shortest path to the nearest exit; ignores fire and other people." in result.output
+    assert ("  greedy      Static shortest path to the nearest exit; ignores fire and other\n"
+            "              people.\n") in result.output
+    assert all(len(line) <= 80 for line in result.output.splitlines()), result.output
     for name in ("stay", "fire-aware", "random"):
         assert f"  {name} " in result.output
     assert "entry points):\n  none\n" in result.output and "cmd:COMMAND" in result.output
@@ -181,3 +185,101 @@ def test_flags_take_no_value() -> None:
     result = runner.invoke(app, ["run", "--manifest", "m.json", "--policy", "greedy", "--model-id", "g", "--out",
                                  "o.json", "--no-resume", "true"])
     assert result.exit_code == 2 and "true" in result.output
+
+
+def test_help_fits_80_columns_with_types_as_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 27 (defect 8): at 80 columns --help squeezed descriptions into a table column about 23 wide, with
+    types such as `<list[str]>` and `<path>`. Now every command's help uses click's plain layout: no line passes
+    80 columns (even on a wider terminal), descriptions start by column 34, and types are words (TEXT, PATH,
+    [local|ray], TEXT...)."""
+    import typer.testing
+
+    root = typer.main.get_command(app)
+    monkeypatch.setattr(typer.testing, "_get_command", lambda given: root)  # built once, not once per call
+    described = 0
+    for path, _ in [((), root), *_commands(root)]:
+        for columns in ("80", "200"):
+            result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": columns})
+            assert result.exit_code == 0, path
+            lines = result.output.splitlines()
+            assert all(len(line) <= 80 for line in lines), (path, [line for line in lines if len(line) > 80])
+            assert not any(mark in result.output for mark in ("<str>", "<path>", "<list[", "<int>", "<dir>", "│")), (
+                path, result.output)
+        for line in lines:
+            option = re.match(r"^  (-\S.*?\S)  +(\S)", line)
+            if option is not None:
+                described += 1
+                assert option.start(2) <= 34, (path, line)
+    assert described >= 100
+    run = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "80"}).output
+    assert "--executor [local|ray]" in run and "--policy TEXT " in run
+    assert "Usage: emberbench report [OPTIONS] RESULTS..." in runner.invoke(app, ["report", "--help"]).output
+
+
+# -- what a new user types: a policy by file, typos, a command line without cmd: (issue 27, defect 7) -----------
+
+MY_POLICY = '"""Everybody stays."""\n\n\ndef make():\n    return lambda obs: {p.id: "stay" for p in obs.people}\n'
+
+# (name, arguments, exit status, what the output must say); run in a folder holding mypolicy.py
+GUESSES = [
+    ("module beside a file", ("episode", "v1-pub-01-single-exit-sparse", "--policy", "mypolicy:make"), 1,
+     "mypolicy.py is in the current folder; use ./mypolicy.py:make, or add the folder to PYTHONPATH"),
+    ("a file by its path", ("episode", "v1-pub-01-single-exit-sparse", "--policy", "./mypolicy.py:make"), 0,
+     "policy=./mypolicy.py:make: evacuated=0"),
+    ("a file without ./", ("episode", "v1-pub-01-single-exit-sparse", "--policy", "mypolicy.py:make"), 0,
+     "policy=mypolicy.py:make: evacuated=0"),
+    ("a missing file", ("episode", "v1-pub-01-single-exit-sparse", "--policy", "./nope.py:make"), 1,
+     "policy './nope.py:make': ./nope.py: no such file"),
+    ("a missing factory", ("episode", "v1-pub-01-single-exit-sparse", "--policy", "./mypolicy.py:build"), 1,
+     "has no attribute 'build'"),
+    ("a misspelt built-in", ("episode", "v1-pub-01-single-exit-sparse", "--policy", "gredy"), 1,
+     "unknown policy 'gredy' (did you mean 'greedy'?)"),
+    ("a command line without cmd:", ("episode", "v1-pub-01-single-exit-sparse", "--policy", "node toward.js"), 1,
+     "(did you mean 'cmd:node toward.js', an external agent?)"),
+    ("a misspelt command", ("stat", "a.json"), 2, "Did you mean 'stats'?"),
+    ("a misspelt choice", ("stats", "a.json", "--groups", "scenarios"), 2,
+     "'scenarios' is not one of overall, scenario, family, all; did you mean 'scenario'?"),
+    ("a misspelt executor", ("run", "--manifest", "m.json", "--policy", "greedy", "--out", "o.json",
+                             "--executor", "rey"), 2, "'rey' is not one of local, ray; did you mean 'ray'?"),
+    ("a misspelt option", ("stats", "a.json", "--grops", "all"), 2, "--groups"),
+]
+
+
+@pytest.mark.parametrize(("name", "args", "code", "says"), GUESSES, ids=[g[0] for g in GUESSES])
+def test_what_a_user_guesses_works_or_says_what_would(name: str, args: tuple[str, ...], code: int, says: str,
+                                                     tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Issue 27 (defect 7): `--policy mypolicy:make` beside mypolicy.py failed with "No module named 'mypolicy'"
+    and no hint, `./mypolicy.py:make` was refused, and `gredy`, `node toward.js` (without cmd:) and
+    `--groups scenarios` got no "did you mean". Now a policy file is loaded by its path, and every such guess
+    either works or is one line that names what would."""
+    (tmp_path / "mypolicy.py").write_text(MY_POLICY)
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == code, result.output
+    assert says in result.output, result.output
+    if code:
+        assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.output, result.stderr
+
+
+def test_a_policy_file_runs_and_is_recorded_as_given(tmp_path, monkeypatch, suite) -> None:  # noqa: ANN001
+    """`run --policy ./mypolicy.py:make` plays the file's factory; the run sidecar records the spec as given, and
+    the policy code digest of a signed run covers exactly that file (rule python-module)."""
+    import json as _json
+
+    from emberbench.provenance import policy_code_digest
+    from emberbench.provenance.code_digest import listing_digest
+    from emberbench.results.manifest import EvaluationManifest, ManifestEntry, write_manifest
+
+    (tmp_path / "mypolicy.py").write_text(MY_POLICY)
+    monkeypatch.chdir(tmp_path)
+    sid = "v1-pub-01-single-exit-sparse"
+    write_manifest(EvaluationManifest(suite.id, suite.version, suite.hash,
+                                      (ManifestEntry(0, sid, suite.scenario(sid).content_hash, 0),)), "m.json")
+    result = runner.invoke(app, ["run", "--manifest", "m.json", "--policy", "./mypolicy.py:make", "--model-id",
+                                 "mine", "--out", "o.json", "--no-store"])
+    assert result.exit_code == 0, result.output
+    assert _json.loads((tmp_path / "o.json.run").read_text())["policy"] == "./mypolicy.py:make"
+    code = policy_code_digest("./mypolicy.py:make")
+    assert code == listing_digest({"mypolicy.py": tmp_path / "mypolicy.py"}, "python-module", where="x")
+    (tmp_path / "mypolicy.py").write_text(MY_POLICY + "# changed\n")
+    assert policy_code_digest("./mypolicy.py:make").digest != code.digest

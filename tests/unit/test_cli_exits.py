@@ -37,6 +37,14 @@ class SendsSigterm:
         SendsSigterm.closed = True
 
 
+class SendsSigint:
+    """A policy that interrupts the process, as Ctrl-C does."""
+
+    def __call__(self, observation: object) -> dict[str, str]:
+        os.kill(os.getpid(), signal.SIGINT)
+        return {}
+
+
 class _SignalsInAFinalizer:
     """Garbage whose finalizer sends ``signum`` to this process (the first time) and runs on, so the handler
     fires inside it."""
@@ -142,6 +150,26 @@ def test_sigterm_ends_a_command_with_one_line_status_143_after_cleanup() -> None
     assert (result.exit_code, result.stderr) == (143, "terminated\n")
     assert SendsSigterm.closed
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+@pytest.mark.parametrize(("policy", "status", "line"), [("SendsSigterm", 143, "terminated"),
+                                                     ("SendsSigint", 130, "interrupted")])
+def test_a_run_stopped_by_either_signal_is_interrupted_in_the_catalog(policy: str, status: int, line: str,
+                                                                      tmp_path: Path, suite) -> None:  # noqa: ANN001
+    """Issue 27 (defect 8): a store-backed run stopped by SIGTERM was recorded `failed` in its run-info (and so
+    in `runs ls`), one stopped by SIGINT `interrupted`. A stop signal is not a failure: both are `interrupted`."""
+    from emberbench.results.manifest import write_manifest
+    from tests.run_support import small_manifest
+
+    write_manifest(small_manifest(suite), tmp_path / "m.json")
+    store = tmp_path / "store"
+    result = CliRunner().invoke(app, ["run", "--manifest", str(tmp_path / "m.json"), "--policy", f"{__name__}:{policy}",
+                                      "--model-id", "m", "--out", str(tmp_path / "o.json"), "--store", str(store),
+                                      "--executor", "local"])
+    assert (result.exit_code, result.stderr) == (status, f"{line}\n")
+    listing = CliRunner().invoke(app, ["runs", "ls", "--store", str(store)])
+    assert listing.exit_code == 0, listing.output
+    assert listing.output.splitlines()[1].split()[5] == "interrupted", listing.output
 
 
 @pytest.mark.parametrize("args", [

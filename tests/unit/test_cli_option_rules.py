@@ -64,6 +64,8 @@ WRITERS = [
                                     "--failure", "casualty", "--save-input", "{out}")),
     ("suite commit --out", ("suite", "commit", "emberbench-v1-public", "--out", "{out}")),
     ("view --out", ("view", "{runs}/a.json", "--episode", "0", "--out", "{out}")),
+    ("plot --out", ("plot", "egress", "{runs}/a.json", "--scenario", SCENARIO, "--out", "{out}.svg")),
+    ("export --out", ("export", "{runs}/a.json", "{runs}/b.json", "--format", "csv", "--out", "{out}")),
 ]
 
 
@@ -72,9 +74,9 @@ def test_an_existing_output_is_refused_without_force(name: str, args: tuple[str,
                                                      tmp_path: Path) -> None:
     """Issue 16 (item 4): every writer refuses an existing file in one line (exit 1, untouched) and replaces
     it with --force; before, `manifest build` and `stats --out` overwrote silently."""
-    out = tmp_path / "out.file"
+    out = tmp_path / ("out.file.svg" if name == "plot --out" else "out.file")
     out.write_bytes(b"keep me")
-    filled = [a.replace("{runs}", str(runs)).replace("{out}", str(out)) for a in args]
+    filled = [a.replace("{runs}", str(runs)).replace("{out}.svg", str(out)).replace("{out}", str(out)) for a in args]
     line = _one_line(_invoke(*filled), 1)
     assert f"{out} exists; use --force to replace it" in line
     assert out.read_bytes() == b"keep me"
@@ -128,6 +130,53 @@ def test_seeds_still_take_several_values_and_negative_looking_ones_reach_the_par
     assert ok.exit_code == 0 and "36 episodes" in ok.output
     assert "'-1' is not a seed" in _one_line(_invoke("manifest", "build", "--seeds", "-1", "--out",
                                                      tmp_path / "n.json"), 2)
+
+
+@pytest.mark.parametrize(("spec", "name"), [
+    ("greedy", "greedy"), ("openai:gpt-4o-mini", "gpt-4o-mini"), ("./mypolicy.py:make", "mypolicy"),
+    ("pkg.mod:make", "pkg.mod"), (f"cmd:{sys.executable} agent.py", "agent"), ("cmd:nosuch-agent --fast", "nosuch-agent"),
+    ("openai:org/model", None), ("cmd:", None),
+])
+def test_the_policy_spec_names_the_model(spec: str, name: str | None, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The name a spec gives its model when --model-id is left out (a name-like id, or none)."""
+    from emberbench.policies.spec import spec_name
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "agent.py").write_text("")
+    assert spec_name(spec) == name
+
+
+def test_run_without_model_id_uses_and_prints_the_specs_name(runs: Path, tmp_path: Path) -> None:
+    """Issue 27 (a CLI without traps): --model-id was required; now it defaults to the policy spec's name, which
+    is printed, and a spec that gives no usable name is a usage error asking for --model-id (nothing written)."""
+    result = _invoke("run", "--manifest", runs / "m.json", "--policy", "greedy", "--out", tmp_path / "o.json",
+                     "--no-store", "--executor", "local")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("model id: greedy (the policy spec's name; --model-id chooses another)\n")
+    assert json.loads((tmp_path / "o.json").read_bytes())["model_id"] == "greedy"
+    line = _one_line(_invoke("run", "--manifest", runs / "m.json", "--policy", "openai:org/model", "--out",
+                             tmp_path / "p.json", "--no-store"), 2)
+    assert "--model-id" in line and not (tmp_path / "p.json").exists()
+
+
+@pytest.mark.parametrize("seeds", [("0", "1", "2"), ("0,1,2",), ("0-2",), ("0", "1-2"), ("0-1,2",), ("0, 1, 2",)])
+def test_seeds_take_lists_and_ranges_alike(seeds: tuple[str, ...], tmp_path: Path) -> None:
+    """Issue 27 (a CLI without traps): `--seeds` took only `0 1 2`; `0,1,2` and `0-2` (an inclusive range) now
+    build the same manifest, the pinned development manifest."""
+    result = _invoke("manifest", "build", "--seeds", *seeds, "--out", tmp_path / "m.json")
+    assert result.exit_code == 0, result.output
+    assert "manifest hash 67c8b1be5db622966303cb709a107d6dca770a6219ea931ecb72e1a4e4aaef16" in result.output
+
+
+@pytest.mark.parametrize(("seeds", "says"), [("5-3", "'5-3' is not a seed range"), ("0-100000", "at most 100000"),
+                                             ("0-2,2", "seed 2 is given twice"), ("1-x", "'1-x' is not a seed"),
+                                             (" 1", "' 1' is not a seed")])
+def test_a_bad_range_is_a_usage_error(seeds: str, says: str, tmp_path: Path) -> None:
+    """A range that runs backwards, names more than 100,000 seeds, repeats a seed or is not digits is refused
+    while parsing (exit 2), naming --seeds; nothing is written."""
+    assert says in _one_line(_invoke("manifest", "build", "--seeds", seeds, "--out", tmp_path / "m.json"), 2)
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize(("args", "option"), [

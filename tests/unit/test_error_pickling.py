@@ -40,6 +40,8 @@ SAMPLES: dict[str, Callable[[type[Any]], BaseException]] = {
     "LockError": lambda c: c("/s/gc.lock", "held by pid 9"),
     "LocatorError": lambda c: c("s3://", "no bucket"),
     "NotLocalStoreError": lambda c: c("s3://ember/p", "root"),
+    "ReadOnlyStoreError": lambda c: c("s3://ember/p", "put an object", "PutObject denied (AccessDenied)"),
+    "RefLogError": lambda c: c(17, "does not follow entry 16"),
 }
 
 

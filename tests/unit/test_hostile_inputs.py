@@ -208,6 +208,9 @@ INPUT_TEMPLATES = [
     Template("plot forest --stats", ("plot", "forest", "{good}/a.json", "{good}/b.json", "--stats", "{X}",
                                      "--out", "{case}/f.svg")),
     Template("plot", ("plot", "egress", "{X}", "--scenario", SCENARIO, "--out", "{case}/f.svg"), outputs=("f.svg",)),
+    # An export that fails leaves no file (issue 27: rows stream into the atomic writer's temporary file).
+    Template("export", ("export", "{X}", "--out", "{case}/e.csv")),
+    Template("export B", ("export", "{good}/a.json", "{X}", "--out", "{case}/e.parquet")),
     Template("suite validate (suite.json)", ("suite", "validate", "{case}/suite"), slot="suite/suite.json",
              suite_copy=True, option="/suite: 1 problem(s) found"),  # the problem itself is listed on stdout
     Template("suite generate --recipe", ("suite", "generate", "--recipe", "{X}", "--count", "2", "--seed", "1",
@@ -247,6 +250,9 @@ OUTPUT_TEMPLATES = [
     Template("compare --out", ("compare", "{good}/a.json", "{good}/b.json", "--resamples", "100", "--out", "{X}")),
     Template("view --out", ("view", "{good}/r.json", "--out", "{X}")),
     Template("plot --out", ("plot", "egress", "{good}/a.json", "--scenario", SCENARIO, "--out", "{X}")),
+    Template("export --out", ("export", "{good}/a.json", "--format", "csv", "--out", "{X}")),
+    Template("runs export --table --out", ("runs", "export", "--table", "--format", "jsonl", "--store",
+                                           "{case}/store", "--out", "{X}"), outputs=("store",)),
     Template("report --out", ("report", "{good}/a.json", "{good}/b.json", "--out", "{X}", "--resamples", "100")),
     Template("suite commit --out", ("suite", "commit", "{good}/gen", "--out", "{X}")),
     Template("suite calibrate --out", ("suite", "calibrate", "{good}/gen", "--seeds", "0", "--out", "{X}")),
@@ -446,7 +452,7 @@ LONG_NUMBERS = {
 }
 LONG_NUMBER_READERS = {
     "a.json": ("verify", "pair A", "pair B", "stats", "compare", "grouped-rates --from-results", "view", "report",
-               "plot"),
+               "plot", "export"),
     "m.json": ("manifest show", "run --manifest"),
 }
 LONG_NUMBER_CASES = [(name, template) for name, (source, _, _) in LONG_NUMBERS.items()
@@ -555,6 +561,42 @@ def test_an_unchanged_statistics_artifact_is_accepted(command: str, tmp_path: Pa
               for a in args]
     result, _ = _invoke(filled)
     assert result.exit_code == 0, result.output
+
+
+# -- another EMBERBench file where one kind was wanted (issue 27, defect 6) ---------------------
+
+# (file in {good}, its kind, the templates that read it, the kind they wanted)
+WRONG_KINDS = [
+    ("m.json", "an evaluation manifest", ("verify", "pair A", "pair B", "stats", "compare", "view", "report",
+                                          "plot", "grouped-rates --from-results", "export", "export B"),
+     "a result artifact"),
+    ("a5.stats.json", "a statistics artifact (stats)", ("verify", "stats", "compare", "report"), "a result artifact"),
+    ("a.json", "a result artifact", ("manifest show", "run --manifest"), "an evaluation manifest"),
+    ("a.json", "a result artifact", ("replay",), "a run record"),
+    ("m.json", "an evaluation manifest", ("replay",), "a run record"),
+    ("m.json", "an evaluation manifest", ("report --stats", "plot forest --stats"), "a statistics artifact"),
+]
+WRONG_KIND_CASES = [(source, kind, template, wanted) for source, kind, names, wanted in WRONG_KINDS
+                    for template in INPUT_TEMPLATES if template.name in names]
+
+
+@pytest.mark.parametrize(("source", "kind", "template", "wanted"), WRONG_KIND_CASES,
+                         ids=[f"{t.name}-{s}" for s, _, t, _ in WRONG_KIND_CASES])
+def test_another_kind_of_file_is_named_as_what_it_is(source: str, kind: str, template: Template, wanted: str,
+                                                     tmp_path: Path, good: Path) -> None:
+    """Issue 27 (defect 6): `stats dev.json` (a manifest) said "top-level keys differ: unknown
+    ['manifest_version'] ...", `run --manifest greedy.json` (a result) "episodes[0]: unknown key(s) ...". Every
+    reader now tells the kind of file it got by its version key, in one function, and says what it wanted:
+    one line, exit 1, nothing written."""
+    line = _check(_invoke([a.replace("{X}", str(tmp_path / "x.json")).replace("{good}", str(good))
+                           .replace("{case}", str(tmp_path)) for a in _prepare(template, tmp_path, good,
+                                                                                _copy(good / source))[0]])[0],
+                  1, ("x.json",), changed=set(), allowed=set())
+    assert f"x.json is {kind}, not {wanted}" in line, line
+
+
+def _copy(source: Path) -> Callable[[Path], None]:
+    return lambda path: path.write_bytes(source.read_bytes())
 
 
 # -- a 200 MB file: in a child process, whose peak memory is measured ---------------------------

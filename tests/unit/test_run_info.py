@@ -8,7 +8,7 @@ import os
 import pytest
 
 from emberbench.errors import RunInfoError
-from emberbench.evaluation.run_info import JournalHeader, RunInfo, read_run_info, run_info_ref, write_run_info
+from emberbench.evaluation.run_info import JournalHeader, RunInfo, node_counts, read_run_info, run_info_ref, write_run_info
 from emberbench.evaluation.runner import run_evaluation
 from emberbench.evaluation.store_runner import open_store
 from tests.conftest import ROOT
@@ -17,35 +17,93 @@ from tests.run_support import small_manifest
 GOLDEN = ROOT / "tests" / "golden"
 
 
-def golden() -> dict:
-    return json.loads((GOLDEN / "run-info-1.1.json").read_text())
+def golden(version: str = "1.2") -> dict:
+    return json.loads((GOLDEN / f"run-info-{version}.json").read_text())
 
 
 def test_golden_run_info_round_trips() -> None:
-    """The golden sample parses and serializes back to its exact bytes."""
+    """The golden sample parses and serializes back to its exact bytes; a 1.0 sample is read and written as 1.2."""
     info = RunInfo.from_dict(golden())
     assert info.state == "complete" and info.verification is not None and info.verification.verdict == "ok"
     assert info.model_usage is not None and info.model_usage.requests == 302
-    assert info.to_bytes() + b"\n" == (GOLDEN / "run-info-1.1.json").read_bytes()
+    assert info.nodes == (("eval-node-1", 20), ("eval-node-2", 16))
+    assert info.tags == ("baseline", "paper:v2")
+    assert info.heartbeat == "2025-01-31T12:01:00Z"
+    assert info.to_bytes() + b"\n" == (GOLDEN / "run-info-1.2.json").read_bytes()
 
 
 def test_a_version_1_0_run_info_is_still_read() -> None:
     """A run-info written before execution accounting (1.0, no model_usage) reads, with no usage; written
-    again it is version 1.1 with model_usage null. A 1.0 run-info that carries model_usage is refused."""
+    again it is the current version with model_usage and nodes null. A 1.0 run-info that carries
+    model_usage is refused."""
     old = json.loads((GOLDEN / "run-info-1.0.json").read_text())
     info = RunInfo.from_dict(old)
-    assert info.model_usage is None
-    assert info.to_dict() == {**old, "run_info_version": "1.1", "model_usage": None}
+    assert info.model_usage is None and info.nodes is None and info.tags == () and info.heartbeat is None
+    assert info.to_dict() == {**old, "run_info_version": "1.2", "model_usage": None, "nodes": None, "tags": [],
+                              "heartbeat": None}
     with pytest.raises(RunInfoError, match="unknown key"):
         RunInfo.from_dict({**old, "model_usage": None})
+    with pytest.raises(RunInfoError, match="unknown key"):
+        RunInfo.from_dict({**old, "heartbeat": None})
     with pytest.raises(RunInfoError, match="missing key"):
         RunInfo.from_dict({**old, "run_info_version": "1.1"})
 
 
+def test_a_version_1_1_run_info_is_still_read_and_rewritten_as_the_current_version() -> None:
+    """Version 1.1 (no ``nodes``, no ``tags``) reads as nodes None and no tags; written again it is 1.2 with
+    ``nodes`` null and ``tags`` empty, all else equal."""
+    old = golden("1.1")
+    info = RunInfo.from_dict(old)
+    assert info.nodes is None and info.model_usage is not None
+    again = info.to_dict()
+    assert again.pop("run_info_version") == "1.2" and again.pop("nodes") is None and again.pop("tags") == []
+    assert again.pop("heartbeat") is None
+    assert again == {k: v for k, v in old.items() if k != "run_info_version"}
+    with pytest.raises(RunInfoError, match=r"unknown key\(s\) \['nodes'\]"):
+        RunInfo.from_dict({**old, "nodes": {"a": 1}})  # 1.1 has no nodes
+    current = golden()
+    del current["nodes"]
+    with pytest.raises(RunInfoError, match=r"missing key\(s\) \['nodes'\]"):
+        RunInfo.from_dict(current)  # 1.2 always has them, null or not
+    newer = golden()
+    del newer["heartbeat"]
+    with pytest.raises(RunInfoError, match="missing key"):
+        RunInfo.from_dict(newer)
+
+
 def test_future_run_info_is_refused() -> None:
     """A run-info of a newer version is refused, naming the version."""
-    with pytest.raises(RunInfoError, match="run_info_version '2.0' is not supported"):
+    with pytest.raises(RunInfoError, match="run_info_version '2.0' is not supported .this code reads '1.0', '1.1' "
+                                           "and '1.2'"):
         RunInfo.from_dict(json.loads((GOLDEN / "run-info-future.json").read_text()))
+
+
+@pytest.mark.parametrize(("nodes", "message"), [
+    ([["a", 1]], "nodes must be a JSON object or null"),
+    ({"a": 0}, r"nodes\['a'\] must be a positive integer"),
+    ({"a": True}, "must be a positive integer"),
+    ({"a": 1.5}, "must be a positive integer"),
+    ({"": 1}, "nodes .a host name. must be 1-128 printable"),
+    ({"x" * 129: 1}, "must be 1-128 printable"),
+    ({"a\tb": 1}, "must be 1-128 printable"),
+    ({"a": 30, "b": 7}, "nodes count more episodes than the 36 scheduled"),
+    ({f"h{i}": 1 for i in range(257)}, "nodes must map at most 256 host names"),
+])
+def test_nodes_validation(nodes, message) -> None:  # noqa: ANN001
+    """Each malformed ``nodes`` value is refused with a message naming it."""
+    with pytest.raises(RunInfoError, match=message):
+        RunInfo.from_dict({**golden(), "nodes": nodes})
+
+
+def test_node_counts_stay_within_the_run_info_limits() -> None:
+    """Names are cut to 128 characters (coinciding ones added up); past 256 nodes the smallest are folded."""
+    assert node_counts({"b": 2, "a": 1, "z": 0}) == (("a", 1), ("b", 2))
+    assert node_counts({"x" * 130: 1, "x" * 129: 2}) == (("x" * 128, 3),)
+    many = node_counts({f"h{i:03}": 1 + (i % 2) for i in range(300)})
+    assert len(many) == 256 and sum(c for _, c in many) == 450
+    assert dict(many)["(other nodes)"] == 300 - 256 + 1  # the 45 smallest counts (1 each), ties by name
+    assert RunInfo.from_dict({**golden(), "episodes_scheduled": 450, "episodes_done": 450,
+                              "nodes": dict(many)}).nodes == many
 
 
 @pytest.mark.parametrize(("change", "message"), [
@@ -59,6 +117,9 @@ def test_future_run_info_is_refused() -> None:
     ({"started": "yesterday"}, "started must be an ISO 8601"),
     ({"result": "XYZ"}, "result must be a lowercase SHA-256"),
     ({"policy": "cmd:a\nb"}, "policy must be"),
+    ({"tags": "baseline"}, "tags must be"),
+    ({"tags": ["b", "a"]}, "tags must be a sorted list"),
+    ({"tags": ["a b"]}, "a tag is"),
     ({"verification": {"at": "2025-01-01T00:00:00Z", "by": "x", "verdict": "fine", "detail": ""}},
      "verdict must be one of"),
     ({"model_usage": {"steps": 1}}, "model_usage: model usage must be an object with exactly the keys"),
@@ -164,3 +225,37 @@ def test_a_recorded_verification_survives_the_runs_own_updates(tmp_path) -> None
     assert after is not None and after.state == "complete" and after.verification == verdict
     with pytest.raises(RunInfoError, match="no readable run-info"):
         record_verification(store, "run-" + "1" * 64, verdict)
+
+
+def test_a_run_records_where_its_episodes_were_played(tmp_path, suite) -> None:  # noqa: ANN001
+    """The run-info and the summary count the episodes played per machine; an invocation that plays nothing
+    keeps the nodes of the latest one that did; one that plays some records only its own."""
+    from emberbench.evaluation.run_info import this_host
+    from emberbench.evaluation.runner import EpisodeOutcome, InProcessExecutor
+
+    store = open_store(tmp_path / "s")
+    manifest = small_manifest(suite)
+    n = len(manifest.episodes)
+
+    class Elsewhere(InProcessExecutor):
+        """Plays in this process but reports the episodes as played on machines ``w1`` and ``w2``."""
+
+        def run(self, tasks):  # noqa: ANN001, ANN202
+            for outcome in super().run(tasks):
+                o = outcome
+                yield EpisodeOutcome(o.index, o.record_digest, o.record_bytes, o.metrics_bytes, o.stored_record,
+                                     node=f"w{1 + o.index % 2}")
+
+    first = run_evaluation(manifest, suite, "greedy", "m", tmp_path / "r.json", store=store,
+                           executor=Elsewhere(suite, "greedy", store=store))
+    (name,) = store.journal_names()
+    expected = (("w1", (n + 1) // 2), ("w2", n // 2))
+    assert first.nodes == expected and read_run_info(store, name).nodes == expected
+    assert first.describe_nodes() == f"nodes: w1 {(n + 1) // 2} episodes, w2 {n // 2} episodes"
+    again = run_evaluation(manifest, suite, "greedy", "m", tmp_path / "r.json", store=store)
+    assert again.nodes == () and again.describe_nodes() == "nodes: no episode played now"
+    assert read_run_info(store, name).nodes == expected  # kept: nothing was played now
+    (tmp_path / "r.json").unlink()
+    store2 = open_store(tmp_path / "s2")
+    local = run_evaluation(manifest, suite, "greedy", "m", tmp_path / "r.json", store=store2, resume=False)
+    assert local.nodes == ((this_host(), n),) and read_run_info(store2, name).nodes == ((this_host(), n),)

@@ -340,3 +340,33 @@ def test_the_check_before_start_lets_a_good_resume_through(tmp_path, suite) -> N
     sidecar_path_of(out).unlink()
     with pytest.raises(ResumeError, match="no run sidecar"):
         check_before_start(manifest, "m", out, "stay")
+
+
+@pytest.mark.parametrize("content", [b"{}", b"[]", b'{"x":1}', b"not json"], ids=["empty object", "list",
+                                                                                   "other keys", "text"])
+def test_the_check_before_start_does_not_say_a_file_holds_episodes_when_it_does_not(content: bytes, tmp_path,
+                                                                                    suite) -> None:  # noqa: ANN001
+    """A file that is no artifact is not said to hold episodes: the early check leaves it to the run, whose
+    reader names the fault (CI found `--out r.json` holding `{}` refused for missing a sidecar)."""
+    manifest = small_manifest(suite)
+    out = tmp_path / "r.json"
+    out.write_bytes(content)
+    check_before_start(manifest, "m", out, "stay")
+    with pytest.raises(Exception) as caught:  # noqa: PT011 - the reader's error, whatever kind
+        run_evaluation(manifest, suite, "stay", "m", out)
+    assert "no run sidecar" not in str(caught.value)
+    assert out.read_bytes() == content
+
+
+def test_too_many_embedded_workers_are_refused_before_the_output_is_touched(no_ray, tmp_path,
+                                                                           suite) -> None:  # noqa: ANN001
+    """`--workers` beyond this machine's CPUs is an argument fault: named first, whatever the output holds."""
+    from emberbench.cluster import run_on_ray
+    from emberbench.errors import ClusterError
+
+    manifest = small_manifest(suite)
+    out = tmp_path / "r.json"
+    out.write_bytes(b"{}")
+    with pytest.raises(ClusterError, match="--workers 1000000 exceeds the"):
+        run_on_ray(manifest, suite, "greedy", "m", out, workers=1_000_000)
+    assert out.read_bytes() == b"{}" and not sidecar_path_of(out).exists()

@@ -202,3 +202,67 @@ def test_resume_checks_and_regenerates_on_either_backend(tmp_path, request, suit
     tamper_metric(out)
     with pytest.raises(ResultError, match="stored metrics differ"):
         run_evaluation(manifest, suite, "greedy", "m", out, store=store)
+
+
+def test_an_unreachable_store_stops_the_run_with_one_line_naming_it_and_the_rerun_resumes(
+        tmp_path, s3_locator, suite, manifest, reference, monkeypatch) -> None:  # noqa: ANN001
+    """The S3 server stops answering mid-run (every journal write after the first episodes fails): the run
+    stops with one line naming the store and the cause, not the broken writer's later refusal ("a previous
+    append failed"), which the run's close used to raise over it; the rerun resumes from the journal."""
+    from botocore.exceptions import EndpointConnectionError
+    from typer.testing import CliRunner
+
+    import emberbench.store.s3_journal as s3_journal
+    import emberbench.evaluation.store_runner as store_runner
+    from emberbench.cli.main import app
+    from emberbench.results.manifest import write_manifest
+    from emberbench.store.s3_client import io_error
+
+    write_manifest(manifest, tmp_path / "m.json")
+    args = ["run", "--manifest", str(tmp_path / "m.json"), "--policy", "greedy", "--model-id", "m",
+            "--out", str(tmp_path / "g.json"), "--store", s3_locator, "--executor", "local"]
+    original = s3_journal.SegmentJournalWriter._create_segment
+    endpoint = s3_locator.split("endpoint=")[1]
+
+    def unreachable_after_two_segments(self, seq: int, data: bytes) -> None:  # noqa: ANN001
+        if seq >= 3:  # segment 0 the header, 1 the run header, 2 the first episode: then the server is gone
+            raise io_error("append", f"{self._backend.name}/journals/{self.name}",
+                           EndpointConnectionError(endpoint_url=f"{endpoint}/seg"))
+        original(self, seq, data)
+
+    monkeypatch.setattr(s3_journal.SegmentJournalWriter, "_create_segment", unreachable_after_two_segments)
+    monkeypatch.setattr(store_runner, "JOURNAL_BATCH", 1)  # each episode its own journal write
+    failed = CliRunner().invoke(app, args)
+    lines = [line for line in failed.output.splitlines() if line.strip()]
+    bucket_prefix = s3_locator.split("?")[0]
+    assert failed.exit_code == 1 and len(lines) == 1, failed.output
+    assert lines[0].startswith(f"error: store append failed at {bucket_prefix}/journals/run-"), lines[0]
+    assert lines[0].endswith(f'EndpointConnectionError: Could not connect to the endpoint URL: "{endpoint}/seg"')
+    monkeypatch.setattr(s3_journal.SegmentJournalWriter, "_create_segment", original)
+    again = CliRunner().invoke(app, args)
+    n = len(manifest.episodes)
+    assert again.exit_code == 0, again.output
+    assert f"{n}/{n} episodes ({n - 1} run now, 1 resumed: 1 from the store's run journal" in again.output
+    assert (tmp_path / "g.json").read_bytes() == reference
+
+
+def test_a_broken_journal_writer_names_what_broke_it(tmp_path) -> None:  # noqa: ANN001
+    """Once an append failed, every later append is refused naming the first failure (store and cause)."""
+    from emberbench.store import JournalError, StoreIOError
+
+    store = open_store(tmp_path / "s")
+    journal = store.open_journal("run-x", create=True)
+    key = store.put(b"{}")
+    journal.append({"a": 1}, keys=[key])
+
+    def down(blob: bytes) -> None:
+        raise StoreIOError("append", "s3://b/p/journals/run-x", OSError(5, "Could not connect to the endpoint URL"))
+
+    journal._persist = down
+    with pytest.raises(StoreIOError):
+        journal.append({"a": 2})
+    with pytest.raises(JournalError, match=r"journal 'run-x': a previous append failed \(StoreIOError: store append "
+                                           r"failed at s3://b/p/journals/run-x: Could not connect to the endpoint "
+                                           r"URL\); reopen the journal"):
+        journal.append({"a": 3})
+    journal.close()

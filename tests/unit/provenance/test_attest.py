@@ -291,3 +291,22 @@ def test_gc_keeps_the_attestation_and_collects_a_replaced_one(signed: SignedRun)
     gc(signed.store, grace_seconds=0, apply=True)
     assert signed.store.has(replaced.key) and not signed.store.has(signed.key)
     assert check_run_attestation(signed.store, signed.run, RING).state == "signed"
+
+
+def test_an_attestation_over_a_version_1_0_run_info_still_verifies_once_rewritten_as_1_2() -> None:
+    """The golden attestation signs a version 1.0 run-info; the run-info read back and written as 1.2
+    (``model_usage`` and ``nodes`` null, or counts a later format adds) still matches every field it signed."""
+    from emberbench.evaluation.run_info import RunInfo
+    from tests.unit.provenance.support import GOLDEN, GOLDEN_AT
+
+    data = (GOLDEN / "attestation-envelope-1.0.json").read_bytes()
+    info = RunInfo.from_dict(json.loads((GOLDEN / "run-info-1.0.json").read_bytes()))
+    assert info.to_dict()["run_info_version"] == "1.2"
+    ring = keyring_of(trusted(fixed_key(0)))
+    for current in (info, info.replace(nodes=(("eval-node-1", 36),))):
+        verified = verify_attestation(data, ring, result_digest=info.result, where="golden", run_info=current,
+                                      now=GOLDEN_AT)
+        assert verified.statement.predicate.run_info["run_info_version"] == "1.0"
+    with pytest.raises(AttestationError, match="the run-info's host is 'elsewhere'"):
+        verify_attestation(data, ring, result_digest=info.result, where="golden",
+                           run_info=info.replace(host="elsewhere"), now=GOLDEN_AT)

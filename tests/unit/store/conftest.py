@@ -101,6 +101,13 @@ def write_raw_journal(st: Store, name: str, data: bytes) -> None:
         st.layout.journal_path(name).write_bytes(data)
 
 
+def tmp_leftovers(st: Store) -> list[str]:
+    """What a local store's ``tmp/`` holds besides writer lease files (temps left by interrupted writes)."""
+    from emberbench.store.local_lease import is_lease_name
+
+    return sorted(name for name in os.listdir(st.layout.tmp) if not is_lease_name(name))
+
+
 def age(st: Store, key: str, seconds: float) -> None:
     """Make object ``key`` look ``seconds`` old to gc (local only: S3 stamps LastModified itself)."""
     past = time.time() - seconds

@@ -46,12 +46,31 @@ def test_ls_and_cat(app: typer.Typer, store: Store) -> None:
         journal.append({"i": 0}, keys=[key])
     out = _run(app, "store", "ls", "--store", store.locator, "--objects")
     assert out.exit_code == 0
-    assert f"ref      {key}  results/one" in out.output
+    assert f"ref      {key[:16]}  results/one" in out.output
     assert "run-x  1 entries, unfinished" in out.output
-    assert f"object   {key}  11" in out.output
-    for name in (key, "results/one"):
+    assert f"object   {key[:16]}  11" in out.output
+    for name in (key, key[:16], "results/one"):
         out = _run(app, "store", "cat", name, "--store", store.locator, "--verify-data")
         assert out.exit_code == 0 and out.stdout_bytes == b"hello bytes"
+
+
+def test_ls_fits_80_columns_and_full_prints_whole_keys(app: typer.Typer, local_store: Store) -> None:
+    """Issue 27 (defect 8): `store ls` lines were 151 columns (a key and a run name of 64 hex digits each); now
+    keys and run ids show their first 16 digits, every line but the store's own fits 80 columns, `--full`
+    prints them whole, and `store cat` takes the short key as `ls` shows it."""
+    store = local_store
+    key = store.put(b"a result")
+    run = "run-" + "ab" * 32
+    store.refs.set(f"results/{run}", key)
+    with store.open_journal(run) as journal:
+        journal.append({"i": 0}, keys=[key])
+    out = _run(app, "store", "ls", "--store", store.locator, "--objects")
+    assert out.exit_code == 0, out.output
+    assert all(len(line) <= 80 for line in out.output.splitlines()[1:]), out.output
+    assert f"ref      {key[:16]}  results/run-{'ab' * 8}\n" in out.output and key not in out.output
+    full = _run(app, "store", "ls", "--store", store.locator, "--full")
+    assert f"ref      {key}  results/{run}" in full.output and f"journal  {run}  1 entries" in full.output
+    assert _run(app, "store", "cat", key[:16], "--store", store.locator).stdout_bytes == b"a result"
 
 
 def test_env_default(app: typer.Typer, store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -114,7 +133,7 @@ def test_s3_store_commands(app: typer.Typer, s3_locator: str, monkeypatch: pytes
     st.refs.set("results/one", key)
     st.close()
     out = _run(app, "store", "ls", "--store", s3_locator, "--objects")
-    assert out.exit_code == 0 and f"ref      {key}  results/one" in out.output
+    assert out.exit_code == 0 and f"ref      {key[:16]}  results/one" in out.output
     assert "store s3://emberbench-test/" in out.output and "testing" not in out.output
     out = _run(app, "store", "cat", "results/one", "--store", s3_locator)
     assert out.exit_code == 0 and out.stdout_bytes == b"remote bytes"
@@ -139,9 +158,9 @@ def test_ls_carries_on_past_damage(app: typer.Typer, store: Store) -> None:
     write_raw_object(store, bad, b"EBSX" + raw_object(store, bad)[4:])
     out = _run(app, "store", "ls", "--store", store.locator, "--objects")
     assert out.exit_code == 1
-    assert f"ref      {good}  a-good" in out.output and "damaged  ref b-bad" in out.output
+    assert f"ref      {good[:16]}  a-good" in out.output and "damaged  ref b-bad" in out.output
     assert "damaged  journal j-bad" in out.output and "j-good  1 entries, unfinished" in out.output
-    assert f"damaged  object {bad}" in out.output and f"object   {good}  4" in out.output
+    assert f"damaged  object {bad[:16]}" in out.output and f"object   {good[:16]}  4" in out.output
     assert out.output.rstrip().splitlines()[-1].startswith("error: 3 damaged entries")
 
 

@@ -7,6 +7,7 @@ import os
 import stat
 
 import pytest
+from conftest import tmp_leftovers
 
 from emberbench.store import Store, StoreIOError, fsck, key_of
 
@@ -24,7 +25,7 @@ def _failing(err: int):
 def _assert_valid_without(store: Store, key: str) -> None:
     """The put left no object, no temp, and fsck finds nothing wrong."""
     assert not store.has(key)
-    assert os.listdir(store.layout.tmp) == []
+    assert tmp_leftovers(store) == []
     report = fsck(store, verify_data=True, connectivity=True)
     assert report.ok and report.temp_files == ()
 
@@ -91,7 +92,7 @@ def test_folder_fsync_failure(local_store: Store, monkeypatch: pytest.MonkeyPatc
     monkeypatch.undo()
     assert info.value.operation == "fsync" and info.value.errno == errno.EIO
     assert store.get(key_of(DATA)) == DATA
-    assert fsck(store, verify_data=True).ok and os.listdir(store.layout.tmp) == []
+    assert fsck(store, verify_data=True).ok and tmp_leftovers(store) == []
 
 
 @pytest.mark.parametrize("err", ERRNOS)
@@ -112,7 +113,7 @@ def test_rename_fallback_when_links_unsupported(local_store: Store, monkeypatch:
     monkeypatch.setattr(os, "link", _failing(errno.EPERM))
     key = store.put(DATA)
     monkeypatch.undo()
-    assert store.get(key) == DATA and os.listdir(store.layout.tmp) == []
+    assert store.get(key) == DATA and tmp_leftovers(store) == []
 
 
 @pytest.mark.parametrize("err", ERRNOS)

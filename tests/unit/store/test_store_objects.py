@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import age, is_s3, raw_object, write_raw, write_raw_object
+from conftest import age, is_s3, raw_object, tmp_leftovers, write_raw, write_raw_object
 
 from emberbench.store import (
     Codec,
@@ -39,7 +39,7 @@ def test_object_file_is_under_fanout(local_store: Store) -> None:
     store = local_store
     key = store.put(b"abc")
     assert (store.root / "objects" / key[:2] / key[2:]).is_file()
-    assert os.listdir(store.layout.tmp) == []
+    assert tmp_leftovers(store) == []
 
 
 def test_put_with_expected_key(store: Store) -> None:
