@@ -74,7 +74,7 @@ class Tree:
                 _, start, cpu = stats[pid]
                 key = (pid, start)
                 self.own[key] = max(cpu, self.own.get(key, 0.0))
-                if key not in self.names:
+                if key not in self.names or self.names[key].startswith("other: "):  # a fork not yet exec'd
                     try:
                         with open(f"/proc/{pid}/cmdline", "rb") as handle:
                             cmd = handle.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
