@@ -6,18 +6,26 @@ through the same drivers the runner uses (:func:`emberbench.evaluation.drive.pla
 
 1. **Batched neural policy.** The numpy MLP of docs/examples/policies/numpy_mlp.py
    plays the public suite under ``--seeds`` one episode at a time, then with
-   its batch form at ``--batch-size`` (64) in lockstep. People-steps (one
-   person inside for one step) per second, end to end (simulation, policy,
-   records) and counting only the time spent inside the policy's calls. The
-   two runs' records are compared byte for byte.
+   its batch form at ``--batch-size`` (64) in lockstep. For each driver:
+   the policy calls and the observations per call; seconds end to end
+   (simulation, policy, records), wall and CPU; people-steps (one person
+   inside for one step) per CPU second; and the CPU seconds spent inside
+   the policy's calls, inside the network's arithmetic alone
+   (``numpy_mlp.forward``: the three matrix products and activations) and
+   outside the policy. The two runs' records are compared byte for byte.
+   The closing lines give the ratios, and the most batching could give if
+   the rest cost nothing: inside the policy, the per-episode policy's time
+   over the batched network's arithmetic; end to end, the one-at-a-time
+   total over the batched run's time outside the policy.
 2. **Slow policy, concurrent.** A policy that waits 50 ms per step (then
    acts like ``greedy``) plays short episodes at ``--concurrency`` 1 and 64.
-   Episodes per second; records compared byte for byte.
+   Episodes per second (wall); records compared byte for byte.
 
 BLAS runs on one thread (set before numpy loads), so the batched figure is
-not a multi-core figure.
+not a multi-core figure. CPU seconds are this process's (``time.process_time``);
+on a shared machine they suffer less than wall seconds from other work.
 
-Usage: .venv/bin/python scripts/bench_policies.py [--seeds 0 1 2] [--batch-size 64]
+Usage: .venv/bin/python scripts/bench_policies.py [--seeds 0 1 ... 9] [--batch-size 64]
        [--slow-episodes 16 128] [--concurrency 64]
 """
 
@@ -59,9 +67,17 @@ def _numpy_mlp() -> Any:
 
 
 class Clock:
-    """Seconds spent inside policy calls."""
+    """CPU seconds spent inside policy calls and inside the network's forward pass, and the calls made."""
 
-    spent = 0.0
+    policy = 0.0
+    network = 0.0
+    calls = 0
+    observations = 0
+
+    @classmethod
+    def reset(cls) -> None:
+        cls.policy = cls.network = 0.0
+        cls.calls = cls.observations = 0
 
 
 class TimedPolicy:
@@ -69,11 +85,13 @@ class TimedPolicy:
         self.inner = inner
 
     def __call__(self, obs: Any) -> Any:
-        start = time.perf_counter()
+        start = time.process_time()
         try:
             return self.inner(obs)
         finally:
-            Clock.spent += time.perf_counter() - start
+            Clock.policy += time.process_time() - start
+            Clock.calls += 1
+            Clock.observations += 1
 
 
 class TimedBatch:
@@ -81,11 +99,24 @@ class TimedBatch:
         self.inner = inner
 
     def act_batch(self, observations: Any, slots: Any) -> Any:
-        start = time.perf_counter()
+        start = time.process_time()
         try:
             return self.inner.act_batch(observations, slots)
         finally:
-            Clock.spent += time.perf_counter() - start
+            Clock.policy += time.process_time() - start
+            Clock.calls += 1
+            Clock.observations += len(observations)
+
+
+def _timed_forward(forward: Any) -> Any:
+    def timed(weights: Any, x: Any) -> Any:
+        start = time.process_time()
+        try:
+            return forward(weights, x)
+        finally:
+            Clock.network += time.process_time() - start
+
+    return timed
 
 
 def _people_steps(record_bytes: bytes) -> int:
@@ -94,14 +125,17 @@ def _people_steps(record_bytes: bytes) -> int:
     return sum(len(line) - line.count("-") for line in json.loads(record_bytes)["actions"])
 
 
-def _play(suite: Any, manifest: EvaluationManifest, factory: Any, drive: DriveOptions) -> tuple[float, list[bytes]]:
-    start = time.perf_counter()
+def _play(suite: Any, manifest: EvaluationManifest, factory: Any, drive: DriveOptions,
+          ) -> tuple[float, float, list[bytes]]:
+    """Wall seconds, CPU seconds and the records of playing ``manifest``."""
+    wall, cpu = time.perf_counter(), time.process_time()
     records = [record for _, record in play_tasks(suite, manifest.episodes, FreshPolicies(factory, "bench"), drive)]
-    return time.perf_counter() - start, records
+    return time.perf_counter() - wall, time.process_time() - cpu, records
 
 
 def bench_batched(suite: Any, seeds: list[int], batch: int) -> None:
     mlp = _numpy_mlp()
+    mlp.forward = _timed_forward(mlp.forward)  # the policies look it up at each call
     weights = mlp.load_weights(None)
 
     def factory() -> Any:
@@ -112,19 +146,30 @@ def bench_batched(suite: Any, seeds: list[int], batch: int) -> None:
     rows = []
     outputs = []
     for name, drive in (("one at a time", DriveOptions()), (f"batched, B={batch}", DriveOptions(batch_size=batch))):
-        Clock.spent = 0.0
-        seconds, records = _play(suite, manifest, factory, drive)
+        Clock.reset()
+        wall, cpu, records = _play(suite, manifest, factory, drive)
         outputs.append(records)
         steps = sum(map(_people_steps, records))
-        rows.append((name, steps, seconds, Clock.spent))
+        rows.append((name, steps, wall, cpu, Clock.policy, Clock.network, Clock.calls, Clock.observations))
     same = outputs[0] == outputs[1]
     print(f"numpy MLP (docs/examples/policies/numpy_mlp.py), {len(manifest.episodes)} episodes "
-          f"(public suite x seeds {seeds}), {rows[0][1]} people-steps; records identical: {same}")
-    print(f"  {'driver':<18} {'seconds':>8} {'people-steps/s':>15} {'policy s':>9} {'policy people-steps/s':>22}")
-    for name, steps, seconds, spent in rows:
-        print(f"  {name:<18} {seconds:8.2f} {steps / seconds:15,.0f} {spent:9.2f} {steps / spent:22,.0f}")
-    (_, s0, t0, p0), (_, s1, t1, p1) = rows
-    print(f"  batched / one at a time: end to end {t0 / t1:.1f}x, inside the policy {p0 / p1:.1f}x")
+          f"(public suite x seeds {_seed_text(seeds)}), {rows[0][1]:,} people-steps; records identical: {same}")
+    print(f"  {'driver':<16} {'calls':>6} {'obs/call':>8} {'wall s':>7} {'cpu s':>6} {'people-steps/s':>14} "
+          f"{'policy s':>8} {'in policy/s':>11} {'network s':>9} {'outside s':>9}")
+    for name, steps, wall, cpu, policy, network, calls, observations in rows:
+        print(f"  {name:<16} {calls:>6,} {observations / calls:8.1f} {wall:7.2f} {cpu:6.2f} {steps / cpu:14,.0f} "
+              f"{policy:8.2f} {steps / policy:11,.0f} {network:9.2f} {cpu - policy:9.2f}")
+    (_, _, w0, c0, p0, n0, _, _), (_, _, w1, c1, p1, n1, _, _) = rows
+    print(f"  batched / one at a time: end to end {c0 / c1:.1f}x (wall {w0 / w1:.1f}x), inside the policy "
+          f"{p0 / p1:.1f}x, the network's arithmetic alone {n0 / n1:.1f}x")
+    print(f"  at most, if the rest cost nothing: inside the policy {p0 / n1:.1f}x (policy one at a time / "
+          f"network batched), end to end {c0 / (c1 - p1):.1f}x (total one at a time / outside the policy batched)")
+
+
+def _seed_text(seeds: list[int]) -> str:
+    if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return " ".join(map(str, seeds))
 
 
 class Slow:
@@ -148,7 +193,7 @@ def bench_concurrent(suite: Any, counts: tuple[int, int], concurrency: int) -> N
     rows = []
     records = []
     for n, width in ((counts[0], 1), (counts[1], concurrency)):
-        seconds, played = _play(suite, manifest(n), Slow, DriveOptions(concurrency=width))
+        seconds, _, played = _play(suite, manifest(n), Slow, DriveOptions(concurrency=width))
         records.append(played)
         rows.append((width, n, seconds))
     same = records[0] == records[1][:counts[0]]
@@ -163,7 +208,8 @@ def bench_concurrent(suite: Any, counts: tuple[int, int], concurrency: int) -> N
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(range(10)),
+                        help="seeds of the public suite (default 0-9: 120 episodes, enough to keep 64 in lockstep)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--slow-episodes", type=int, nargs=2, default=[16, 128], metavar=("AT_1", "AT_N"))
     parser.add_argument("--concurrency", type=int, default=64)

@@ -133,6 +133,7 @@ class Store:
             self._denied = self.backend.write_probe()
         return self._denied
 
+    @property
     def created(self) -> bool:
         """Whether opening this store created it (the folder or prefix was missing or empty)."""
         return bool(self.backend.created)

@@ -291,7 +291,12 @@ class LocalBackend(Backend):
         *folders, file = validate_ref_name(name).split("/")
         where = str(self.layout.ref_path(name))
         with lock.locked(self.layout.refs_lock, shared=False):
-            current = self.read_ref(name)
+            try:
+                current = self.read_ref(name)
+            except StoreLayoutError:
+                if expected is not ANY or new is not None:
+                    raise
+                current = b""  # a ref over the cap, a link or a special file: removed as it is, never followed
             if expected is not ANY and current != expected:
                 raise RefConflictError(name, _key_or_none(expected), _key_or_none(current))
             with _nofollow.in_dir(self._root, ("refs", *folders), create=new is not None) as dfd:

@@ -415,7 +415,9 @@ class S3Backend(Backend):
     def _rkey(self, name: str) -> str:
         return f"{self.prefix}refs/{validate_ref_name(name)}"
 
-    def _read_ref_tagged(self, name: str) -> tuple[bytes, str] | None:
+    def _read_ref_tagged(self, name: str, *, oversized: bool = False) -> tuple[bytes, str] | None:
+        """The ref's bytes and ETag (None: no such ref); ``oversized``: a ref over the cap reads as ``b""``
+        (for its removal) instead of raising StoreLayoutError."""
         rkey = self._rkey(name)
         try:
             reply = self.client.get_object(Bucket=self.bucket, Key=rkey)
@@ -426,6 +428,8 @@ class S3Backend(Backend):
         with contextlib.closing(reply["Body"]) as body:
             data = body.read(REF_CAP + 1)
         if len(data) > REF_CAP:
+            if oversized:
+                return b"", reply["ETag"]
             raise StoreLayoutError(self._where(rkey), f"larger than the {REF_CAP}-byte cap of a ref")
         return data, reply["ETag"]
 
@@ -437,8 +441,9 @@ class S3Backend(Backend):
         # Always conditional, even for a plain set (ANY): the value replaced is
         # then exactly the one read, which is what the ref log records.
         rkey = self._rkey(name)
+        removal = expected is ANY and new is None  # a ref over the cap can still be removed (it reads as b"")
         for _ in range(64 if expected is ANY else 8):
-            current = self._read_ref_tagged(name)
+            current = self._read_ref_tagged(name, oversized=removal)
             actual = None if current is None else current[0]
             if expected is not ANY and actual != expected:
                 raise RefConflictError(name, _text(expected), _text(actual))

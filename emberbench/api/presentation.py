@@ -71,9 +71,9 @@ def view(path: PathLike, out: PathLike | None = None, *, suite: SuiteArg = None,
     chooses the episode opened first; at most ``embed`` episodes are embedded.
 
     Raises:
-        PresentationError, ResultError, RecordAuthenticationError, SuiteError,
-            OutputPathError: a bad argument, a refused input, an output that
-            exists (without ``force``) or cannot be written.
+        PresentationError: a bad argument.
+        ResultError: a refused input (also RecordAuthenticationError, SuiteError).
+        OutputPathError: an output that exists (without ``force``) or cannot be written.
     """
     from ..io.atomic import atomic_write_bytes
     from ..viewer import Wanted, claim_output_file, default_page_path, view_page

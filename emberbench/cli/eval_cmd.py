@@ -161,8 +161,6 @@ def run(
         from ..evaluation.store_runner import open_store
 
         store = open_store(resolve_store_dir(store_dir))
-        if store.created:  # a mistyped folder or prefix must not pass unnoticed
-            typer.echo(f"note: new empty store at {store.locator}", err=True)
     # A bad spec fails here. The store goes to policies that keep content in it (a served model's cache).
     factory = resolve_policy(policy, agent_timeout=agent_timeout, agent_log=log_dir,
                              context=PolicyContext(store=store))
@@ -230,6 +228,10 @@ def run(
         from .store_cmd import refresh_catalog
 
         refresh_catalog(store)
+        # A mistyped --store folder or prefix must not pass unnoticed (the default store is simply made). Said
+        # after the run, so that a failed run still says one error line.
+        if store.created and store_dir is not None:
+            typer.echo(f"note: new empty store at {store.locator}")
     if signer is not None:
         _attest_run(store, m, model_id, signer, code, chosen, resolve_address(address))
 

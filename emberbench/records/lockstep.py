@@ -28,7 +28,8 @@ yielded, and the exception is raised.
 state and ``step_all(episodes, codes)`` advances a list of them by one step.
 By default both come from :class:`~emberbench.sim.batch_seam.LockstepEpisodes`,
 which steps all running episodes in one vectorized call of the batch
-stepper and leaves each exactly as its own step would
+stepper, reads all their observations at once, and leaves each exactly as
+its own step would
 (docs/simulation-contract.md); given ``step_all`` alone, episodes are
 :class:`~emberbench.sim.simulator.Simulation` objects (:func:`step_each`
 steps each in turn).
@@ -45,6 +46,7 @@ import numpy as np
 from ..policies.forms import check_batch_actions
 from ..sim.actions import encode_action
 from ..sim.batch_seam import LockstepEpisodes
+from ..sim.observation import Observation
 from ..sim.scenario import Scenario
 from ..sim.simulator import Simulation
 from .metrics import EpisodeMetrics, metrics_from_outcome
@@ -55,6 +57,12 @@ WINDOW_PER_SLOT = 4
 
 StepAll = Callable[[Sequence[Any], Sequence[np.ndarray]], None]
 NewEpisode = Callable[[Scenario, int], Any]
+ObserveAll = Callable[[Sequence[Any]], tuple[Sequence[Observation], Sequence[Sequence[str]]]]
+
+
+def _observe_each(episodes: Sequence[Any]) -> tuple[list[Observation], list[list[str]]]:
+    """Each episode's observation and people inside, asked of each in turn (any simulator seam)."""
+    return [sim.observation() for sim in episodes], [sim.inside_ids() for sim in episodes]
 
 
 def step_each(episodes: Sequence[Simulation], codes: Sequence[np.ndarray]) -> None:
@@ -94,9 +102,10 @@ def play_lockstep(episodes: Iterable[tuple[Scenario, int]], policy: Any, width: 
     """
     if width < 1:
         raise ValueError(f"width must be at least 1, got {width}")
+    observe_all: ObserveAll = _observe_each
     if new_episode is None and step_all is None:
         lanes = LockstepEpisodes(width)
-        new_episode, step_all = lanes.new_episode, lanes.step_all
+        new_episode, step_all, observe_all = lanes.new_episode, lanes.step_all, lanes.observe_all
     elif new_episode is None:
         new_episode = Simulation
     elif step_all is None:
@@ -140,7 +149,7 @@ def play_lockstep(episodes: Iterable[tuple[Scenario, int]], policy: Any, width: 
             if exhausted:
                 return
             continue
-        observations = [ep.sim.observation() for ep in running]
+        observations, inside = observe_all([ep.sim for ep in running])
         try:
             actions = check_batch_actions(policy.act_batch(observations, [ep.slot for ep in running]),
                                           len(running), "batch policy")
@@ -151,7 +160,7 @@ def play_lockstep(episodes: Iterable[tuple[Scenario, int]], policy: Any, width: 
         codes: list[np.ndarray] = []
         for k, (ep, action) in enumerate(zip(running, actions)):
             try:
-                codes.append(np.asarray(encode_action(action, ep.sim.inside_ids(), ep.sim.t), dtype=np.int64))
+                codes.append(np.asarray(encode_action(action, inside[k], ep.sim.t), dtype=np.int64))
             except Exception as exc:  # noqa: BLE001 - this episode fails; the ones before it play on
                 failure = (ep.position, exc)
                 give_up(running[k:])

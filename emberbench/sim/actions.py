@@ -15,6 +15,7 @@ from ..errors import InvalidActionError
 
 MOVES = ("stay", "N", "E", "S", "W")
 MOVE_CODE: dict[str, int] = {m: i for i, m in enumerate(MOVES)}
+_ONLY_STR = frozenset({str})  # moves must be exactly str (a subclass could compare equal to a move)
 
 
 def encode_action(action: Any, inside_ids: Sequence[str], step: int) -> list[int]:
@@ -34,11 +35,12 @@ def encode_action(action: Any, inside_ids: Sequence[str], step: int) -> list[int
     """
     if isinstance(action, Mapping) and len(action) == len(inside_ids):
         try:
-            codes = [MOVE_CODE[action[pid]] for pid in inside_ids]
+            moves = list(map(action.__getitem__, inside_ids))
+            codes = list(map(MOVE_CODE.__getitem__, moves))
         except (KeyError, TypeError):
             pass  # diagnose below
         else:
-            if all(type(action[pid]) is str for pid in inside_ids):
+            if _ONLY_STR.issuperset(map(type, moves)):
                 return codes
     _diagnose(action, inside_ids, step)
     raise AssertionError("unreachable: _diagnose always raises")  # pragma: no cover

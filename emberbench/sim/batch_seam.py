@@ -1,11 +1,13 @@
-"""The batch stepper in the shape of a lockstep driver's simulator seam (``new_episode``, ``step_all``).
+"""The batch stepper as a lockstep driver's simulator seam (``new_episode``, ``step_all``, ``observe_all``).
 
 :func:`emberbench.records.lockstep.play_lockstep` asks for each episode's
 state with ``new_episode(scenario, seed)``, reads it as it would a
 :class:`~emberbench.sim.simulator.Simulation`, and advances the running
 episodes with ``step_all(episodes, codes)``. :class:`LockstepEpisodes`
 answers both over one :class:`~emberbench.sim.batch.SimulationBatch`, so a
-lockstep step of the driver is one vectorized step of the simulator.
+lockstep step of the driver is one vectorized step of the simulator;
+``observe_all(episodes)`` reads every episode's observation and people
+inside from the batch's arrays at once.
 """
 
 from __future__ import annotations
@@ -53,6 +55,20 @@ class LockstepEpisodes:
                 self._episodes[slot] = episode
                 return episode
         raise RuntimeError(f"all {self.batch.size} slots are in use: read the outcome of a finished episode first")
+
+    def observe_all(self, episodes: Sequence[BatchEpisode]) -> tuple[list[Observation], list[list[str]]]:
+        """Each episode's observation for its coming step and the ids of its people inside, read in one go.
+
+        The same as ``observation()`` and ``inside_ids()`` of each episode
+        (:meth:`SimulationBatch.observations`).
+
+        Raises:
+            ValueError: an episode is not the one its slot holds.
+        """
+        for episode in episodes:
+            if self._episodes[episode.slot] is not episode:
+                raise ValueError(f"episode in slot {episode.slot} is not an episode of this batch")
+        return self.batch.observations([episode.slot for episode in episodes])
 
     def step_all(self, episodes: Sequence[BatchEpisode], codes: Sequence[np.ndarray]) -> None:
         """Advance ``episodes`` (each running) by one step with their move codes; abandon running episodes not listed.

@@ -22,6 +22,7 @@ The episode ends when nobody is inside (``all_resolved``) or after
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +36,8 @@ INSIDE, EVACUATED, CASUALTY = 0, 1, 2
 _MOVE_BYTES = np.frombuffer(MOVE_CHARS.encode("ascii"), dtype=np.uint8)
 _DASH, _DOT, _W, _C = ord("-"), ord("."), ord("w"), ord("c")
 _NO_CLAIM = np.iinfo(np.int64).max
+PERSON = functools.partial(tuple.__new__, PersonView)
+"""``PERSON((id, row, col))`` is ``PersonView._make`` without a Python call per person."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,22 +157,24 @@ class Simulation:
 
     def observation(self) -> Observation:
         """The observation for the coming step."""
+        rows, cols = np.divmod(self.pos[self.inside], self.grid.pw)
+        people = tuple(map(PERSON, zip(self._ids_arr[self.inside].tolist(), (rows - 1).tolist(), (cols - 1).tolist())))
+        return self.observation_with(self.t, people)
+
+    def observation_with(self, t: int, people: tuple[PersonView, ...]) -> Observation:
+        """The observation at step ``t`` with ``people`` inside (the batch stepper brings the people it keeps)."""
         g = self.grid
-        count = int(self.fire.burning_count[self.t])
-        if count != self._grid_count:
+        count = int(self.fire.burning_count[t])
+        if count != self._grid_count:  # the fire only grows: the same count is the same burning cells
             chars = g.static_chars.copy()
-            burning = self.fire.ignition[g.pad_of_cell] <= self.t
+            burning = self.fire.ignition[g.pad_of_cell] <= t
             chars[burning] = ord("*")
             raw = chars.tobytes().decode("ascii")
             w = g.width
             self._grid_rows = tuple(raw[i : i + w] for i in range(0, len(raw), w))
             self._grid_count = count
-        rows, cols = np.divmod(self.pos[self.inside], g.pw)
-        people = tuple(
-            map(PersonView._make, zip(self._ids_arr[self.inside].tolist(), (rows - 1).tolist(), (cols - 1).tolist()))
-        )
         return Observation(
-            step=self.t, max_steps=self.scenario.max_steps, height=g.height, width=g.width,
+            step=t, max_steps=self.scenario.max_steps, height=g.height, width=g.width,
             grid=self._grid_rows, exits=self._exits, people=people,  # type: ignore[arg-type]
         )
 

@@ -5,7 +5,8 @@ and a number of slots, plays every episode alone through ``Simulation.step``
 and all of them together through ``SimulationBatch.step`` (refilling slots as
 episodes end, so episodes of different sizes and lengths share the batch and
 end at different steps), and compares, after every step, what a policy sees
-and the whole state, and at the end the outcome and the record's bytes.
+(slot by slot, and all slots read at once) and the whole state, and at the
+end the outcome and the record's bytes.
 """
 
 from __future__ import annotations
@@ -61,9 +62,12 @@ def _lockstep(episodes, slots: int) -> None:  # noqa: ANN001
         begin(slot)
     while batch.live:
         codes = []
+        asked = list(reversed(batch.live))  # read together first, in an order of the driver's choosing
+        together = dict(zip(asked, zip(*batch.observations(asked))))
         for slot in batch.live:
             k = owner[slot]
             sim = single[k]
+            assert together[slot] == (sim.observation(), sim.inside_ids())
             obs = batch.observation(slot)
             assert obs == sim.observation()
             assert batch.inside_ids(slot) == sim.inside_ids()

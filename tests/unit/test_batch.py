@@ -212,3 +212,34 @@ def test_lockstep_episodes_refuse_misuse() -> None:
     first.outcome()
     second = lanes.new_episode(sc, 1)
     assert second.slot == 0 and second.observation().step == 0 and second.inside_ids() == ["p0"]
+
+
+def test_observations_read_together_equal_those_read_slot_by_slot() -> None:
+    """observations(slots), in any order and with finished or abandoned slots among them, gives what
+    observation() and inside_ids() give slot by slot."""
+    a, b = make_scenario(["P..E", "P..."], max_steps=6), make_scenario(["PE"], max_steps=6)
+    batch = SimulationBatch.of([(a, 0), (b, 0), (a, 1)])
+    batch.step([[2, 0], [2], [2, 1]])  # slot 1 ends (its one person leaves)
+    batch.abandon(2)  # slot 2 is given up, then starts another episode
+    batch.start(2, b, 3)
+    order = [2, 1, 0]
+    observations, inside = batch.observations(order)
+    assert observations == [batch.observation(s) for s in order]
+    assert inside == [batch.inside_ids(s) for s in order]
+    assert observations[2].step == 1 and [p.col for p in observations[2].people] == [1, 0]
+
+
+def test_lockstep_episodes_observe_only_their_own_episodes() -> None:
+    """observe_all refuses an episode whose slot was given to another; otherwise it reads like observation()."""
+    from emberbench.sim.batch_seam import LockstepEpisodes
+
+    sc = make_scenario(["PE"], max_steps=5)
+    lanes = LockstepEpisodes(1)
+    first = lanes.new_episode(sc, 0)
+    assert lanes.observe_all([first]) == ([first.observation()], [first.inside_ids()])
+    lanes.step_all([first], [np.array([2])])
+    first.outcome()
+    second = lanes.new_episode(sc, 1)
+    with pytest.raises(ValueError, match="not an episode of this batch"):
+        lanes.observe_all([first])
+    assert lanes.observe_all([second])[1] == [["p0"]]

@@ -154,7 +154,7 @@ def test_filters_sorting_and_limit() -> None:
     assert pick(sort="started", limit=2) == ["m0-", "m1-x"]
     assert pick(sort="started", reverse=True, limit=1) == ["m19-x"]
     assert [r.damage for r in select(rows, Query(model="nobody"))] == ["no run-info"]
-    for bad in ({"sort": "colour"}, {"limit": 0}, {"since": "yesterday"}, {"state": "dead"}):
+    for bad in ({"sort": "colour"}, {"limit": 0}, {"since": "yesterday"}, {"state": "gone"}):
         with pytest.raises(StoreUsageError):
             Query(**bad)
 
@@ -177,7 +177,7 @@ def test_run_info_1_0_and_1_1_are_still_read_and_1_2_round_trips() -> None:
     new_bytes = (GOLDEN / "run-info-1.2.json").read_bytes()
     info = RunInfo.from_dict(json.loads(new_bytes))
     assert info.tags == ("baseline", "paper:v2") and info.to_bytes() + b"\n" == new_bytes
-    assert old.replace(tags=info.tags, model_usage=info.model_usage, nodes=info.nodes) == info
+    assert old.replace(tags=info.tags, model_usage=info.model_usage, nodes=info.nodes, heartbeat=info.heartbeat) == info
     with pytest.raises(RunInfoError, match="missing key"):
         RunInfo.from_dict({k: v for k, v in json.loads(new_bytes).items() if k != "tags"})
     with pytest.raises(RunInfoError, match="unknown key"):

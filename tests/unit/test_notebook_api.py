@@ -127,7 +127,7 @@ def test_report_view_and_plot_are_calls_the_commands_use(made, suite, tmp_path: 
     built = eb.report(["greedy.json", "fire-aware.json"], "rep", resamples=200)
     assert (built.folder / "index.html").is_file() and (built.folder / "report.md").is_file()
     page = eb.view("greedy.json", episode=2)
-    assert page == Path("greedy.view.html") and page.read_bytes().startswith(b"<!DOCTYPE html>")
+    assert page == Path("greedy.episode-2.view.html") and page.read_bytes().startswith(b"<!DOCTYPE html>")
     figure = eb.plot("egress", ["greedy.json"], "e.svg", scenario="v1-pub-10-route-invalidation")
     assert figure.read_bytes().lstrip().startswith(b"<?xml")
     cli = CliRunner().invoke(app, ["view", "greedy.json", "--episode", "2", "--out", "cli.html"])

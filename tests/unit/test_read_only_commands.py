@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 from emberbench.evaluation.runner import run_evaluation
 from emberbench.evaluation.store_runner import open_store
@@ -68,7 +70,12 @@ def trapped(monkeypatch):  # noqa: ANN001
 
 
 def snapshot(st) -> dict[str, object]:  # noqa: ANN001
-    """Every entry with its bytes and age (local: mtime and mode too; S3: ETag and LastModified)."""
+    """Every entry with its bytes and age (local: mtime and mode too; S3: ETag and LastModified).
+
+    Stores that earlier in-process commands opened and dropped are collected first: each holds a writer
+    lease file until then, which would otherwise vanish between two snapshots.
+    """
+    gc.collect()
     if st.locator.startswith("s3://"):
         return {item["Key"]: (item["ETag"], item["LastModified"], item["Size"])
                 for item in st.backend.list_prefix(st.backend.prefix)}

@@ -104,16 +104,12 @@ class TorchBatch:
 
     @torch.inference_mode()
     def act_batch(self, observations: Sequence[Any], slots: Sequence[int]) -> list[dict[str, str]]:
-        x, ids = numpy_mlp.features(observations)
-        moves: list[int] = []
+        x, people = numpy_mlp.features(observations)  # every person of every observation, encoded at once
+        moves = np.zeros(0, dtype=np.int64)
         if x.shape[0]:
             logits = self.net(torch.from_numpy(x).to(next(self.net.parameters()).device))
-            moves = torch.argmax(logits, dim=1).tolist()  # ties: the first maximum, as numpy
-        out, at = [], 0
-        for people in ids:
-            out.append({pid: numpy_mlp.MOVES[m] for pid, m in zip(people, moves[at:at + len(people)])})
-            at += len(people)
-        return out
+            moves = torch.argmax(logits, dim=1).cpu().numpy()  # ties: the first maximum, as numpy
+        return numpy_mlp.actions(people, moves)
 
 
 class TorchPolicy:
