@@ -131,12 +131,13 @@ class Measured:
         return {n: self.kinds[b].get(n, 0.0) - self.kinds[a].get(n, 0.0) for n in names}
 
 
-def measure(argv: Sequence[str], *, env: dict[str, str] | None = None) -> Measured:
-    """Run ``argv``, a child that prints ``@mark NAME`` lines (and waits for an answer after each), and
-    return the CPU and wall time at each mark."""
+def measure(argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None) -> Measured:
+    """Run ``argv`` (in ``cwd``), a child that prints ``@mark NAME`` lines (and waits for an answer after each),
+    and return the CPU and wall time at each mark."""
     tree = Tree()
     start = time.perf_counter()
-    proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
+    proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=cwd,
+                            text=True)
     tree.driver = proc.pid
     sampler = tree.sample_every(SAMPLE_SECONDS)
     cpu: dict[str, float] = {}

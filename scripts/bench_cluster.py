@@ -14,8 +14,8 @@ Subcommands (``scaling`` when none is given):
     back-to-back pairs. ``--what run`` plays ``--episodes`` episodes of the
     public suite (``--policy``, a fresh local store each time); ``--what
     calibrate`` calibrates ``--scenarios`` scenarios of the standard recipe.
-    This process is a child subreaper (:mod:`_proc_cpu`), so the CPU seconds
-    of every process a command starts are counted: driver, GCS, raylet,
+    The CPU seconds of every process below the command are counted
+    (:mod:`_proc_cpu` samples them in ``/proc``): driver, GCS, raylet,
     agents, workers. Reported per side: CPU of the whole command, CPU of the
     *work window* (from ``ray.init`` returned to the end of the work, before
     ``ray.shutdown``; the same span in process), and wall times. Targets:
@@ -23,11 +23,13 @@ Subcommands (``scaling`` when none is given):
     idle cores: check ``uptime``).
 
 ``ceiling``
-    Episodes per second one coordinator takes in when episodes cost nothing:
-    in process, the coordinator fed outcomes played beforehand (journal,
-    store puts, checkpoints, assembly with a fresh local store); on Ray, a run
-    of ``stay`` on the smallest public scenario, whose driver CPU seconds per
-    episode bound what one driver can take. Target >= 2,000 episodes/s.
+    Episodes per second one coordinator takes in when episodes cost almost
+    nothing: outcomes of ``stay`` on the smallest public scenario, played
+    beforehand, taken in by the coordinator alone in process (records already
+    stored, as Ray workers leave them), in process with the record puts, and
+    by a Ray driver whose workers hand the outcomes back at once (the real
+    executor, codec and driver; only the play is skipped). ``--play`` adds a
+    Ray run whose workers really play. Target >= 2,000 episodes/s.
 
 ``crossover``
     The constants of the automatic executor choice
@@ -37,7 +39,7 @@ Subcommands (``scaling`` when none is given):
 
 Usage: .venv/bin/python scripts/bench_cluster.py cost --what run --episodes 2000 --pairs 3
        .venv/bin/python scripts/bench_cluster.py cost --what calibrate --scenarios 60 --pairs 3
-       .venv/bin/python scripts/bench_cluster.py ceiling
+       .venv/bin/python scripts/bench_cluster.py ceiling [--episodes 4000] [--play]
        .venv/bin/python scripts/bench_cluster.py crossover
        .venv/bin/python scripts/bench_cluster.py scaling [--episodes 1000] [--policy fire-aware] [--repeat 3]
 """
@@ -172,9 +174,12 @@ def _work(spec: dict[str, Any], mark: Callable[[str], None]) -> None:
     if spec["what"] == "start":  # Ray's start-up as a run pays it: the session, then workers ready to play
         from emberbench.cluster import ray_executor
 
+        mark("up")
         with ray_executor(suite, "greedy", workers=workers):
             mark("end")
-        mark("up")
+        return
+    if spec["what"] == "intake":
+        _intake(spec, suite, mark)
         return
     if spec["what"] == "calibrate":
         from emberbench.generate import calibrate_suite, write_calibration
@@ -209,7 +214,10 @@ def _work(spec: dict[str, Any], mark: Callable[[str], None]) -> None:
     with ray_session(workers=workers) as info:
         mark("up")
         store = open_store(spec["store"])
-        with RayExecutor(suite, spec["policy"], workers=info.workers, store_root=store.locator) as ex:
+        import inspect
+
+        extra = {"store": store} if "store" in inspect.signature(RayExecutor).parameters else {}  # --before trees
+        with RayExecutor(suite, spec["policy"], workers=info.workers, store_root=store.locator, **extra) as ex:
             run_evaluation(manifest, suite, spec["policy"], "m", spec["out"], executor=ex, store=store)
             mark("end")
             print(f"calls {ex.stats.calls}", flush=True)
@@ -222,6 +230,9 @@ def cost(args: argparse.Namespace) -> None:
     from _proc_cpu import measure
 
     base = Path(tempfile.mkdtemp(prefix="bench-cost-", dir=args.dir))
+    trees = {"": None} if args.before is None else {"": None, " (before)": _before_tree(args.before)}
+    sides = [(executor, tag) for tag in trees for executor in ("local", "ray")]
+    results: dict[tuple[str, str], list[Any]] = {side: [] for side in sides}
     try:
         spec: dict[str, Any] = {"what": args.what, "workers": args.workers, "policy": args.policy}
         if args.what == "calibrate":
@@ -238,46 +249,74 @@ def cost(args: argparse.Namespace) -> None:
             spec["manifest"] = str(base / "m.json")
             label = f"{args.episodes} episodes of {args.policy!r} on the public suite, a fresh local store each"
         reference: bytes | None = None
-        results: dict[str, list[Any]] = {"local": [], "ray": []}
         for i in range(args.pairs):
-            for side in (("local", "ray") if i % 2 == 0 else ("ray", "local")):
-                run = base / f"{side}{i}"
+            for executor, tag in (sides if i % 2 == 0 else sides[::-1]):
+                run = base / f"{executor}{i}{tag.strip(' ()')}"
                 run.mkdir()
                 out = run / ("calibration.json" if args.what == "calibrate" else "out.json")
-                job = {**spec, "executor": side, "out": str(out), "store": str(run / "store")}
-                measured = measure([sys.executable, __file__, "child", json.dumps(job)])
+                job = {**spec, "executor": executor, "out": str(out), "store": str(run / "store")}
+                tree = trees[tag]
+                # Another tree's children run in it: Ray workers put their driver's folder first on their path.
+                script, env, cwd = (__file__, None, None) if tree is None else (
+                    str(tree / "scripts" / "bench_cluster.py"), {**os.environ, "PYTHONPATH": str(tree)}, str(tree))
+                load = os.getloadavg()[0]
+                measured = measure([sys.executable, script, "child", json.dumps(job)], env=env, cwd=cwd)
                 data = out.read_bytes()
                 if reference is None:
                     reference = data
                 elif data != reference:
-                    raise SystemExit(f"{side} wrote different bytes in pair {i + 1}")
-                results[side].append(measured)
-                print(f"pair {i + 1} {side:5}: whole {measured.cpu['exit']:7.2f} CPU s {measured.wall['exit']:7.2f} s "
-                      f"wall; window {measured.window():7.2f} CPU s {measured.window_wall():7.2f} s wall "
-                      f"{' '.join(measured.lines)}", flush=True)
+                    raise SystemExit(f"{executor}{tag} wrote different bytes in round {i + 1}")
+                results[(executor, tag)].append(measured)
+                print(f"round {i + 1} {executor + tag:16}: whole {measured.cpu['exit']:7.2f} CPU s "
+                      f"{measured.wall['exit']:7.2f} s wall; window {measured.window():7.2f} CPU s "
+                      f"{measured.window_wall():7.2f} s wall; load average {load:.2f} {' '.join(measured.lines)}",
+                      flush=True)
                 shutil.rmtree(run, ignore_errors=True)
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    local, ray = results["local"], results["ray"]
     print(f"\n{label}; {args.workers} Ray workers; outputs byte-identical")
-    window = [r.window() / l.window() for l, r in zip(local, ray)]
-    whole = [r.cpu["exit"] / l.cpu["exit"] for l, r in zip(local, ray)]
-    speed = [l.window_wall() / r.window_wall() for l, r in zip(local, ray)]
-    speed_whole = [l.wall["exit"] / r.wall["exit"] for l, r in zip(local, ray)]
-    print(f"CPU, Ray / in process, work window: {fmt(window)} (target <= 1.10)")
-    print(f"CPU, Ray / in process, whole command: {fmt(whole)}")
-    print(f"wall speed-up, work window: {fmt(speed)}; whole command: {fmt(speed_whole)} (target >= 1.8; "
-          f"load average now {os.getloadavg()[0]:.2f})")
-    for side, runs in (("in process", local), ("Ray", ray)):
-        for title, a, b in (("start (to up)", None, "up"), ("work window", "up", "end"), ("stop", "end", "exit")):
-            merged: dict[str, float] = {}
-            for r in runs:
-                part = r.kinds[b] if a is None else r.kinds_between(a, b)
-                for kind, seconds in part.items():
-                    merged[kind] = merged.get(kind, 0.0) + seconds / len(runs)
-            shown = sorted(((k, v) for k, v in merged.items() if v >= 0.005), key=lambda kv: -kv[1])
-            print(f"{side}, {title}: {sum(merged.values()):.2f} CPU s: "
-                  + ", ".join(f"{k} {v:.2f}" for k, v in shown))
+    for tag in trees:
+        local, ray = results[("local", tag)], results[("ray", tag)]
+        window = [r.window() / l.window() for l, r in zip(local, ray)]
+        whole = [r.cpu["exit"] / l.cpu["exit"] for l, r in zip(local, ray)]
+        speed = [l.window_wall() / r.window_wall() for l, r in zip(local, ray)]
+        speed_whole = [l.wall["exit"] / r.wall["exit"] for l, r in zip(local, ray)]
+        name = tag.strip() or "(this tree)"
+        print(f"{name}: CPU, Ray / in process, work window: {fmt(window)} (target <= 1.10); whole command: "
+              f"{fmt(whole)}")
+        print(f"{name}: wall speed-up, work window: {fmt(speed)}; whole command: {fmt(speed_whole)} (target >= 1.8)")
+    print(f"load average now {os.getloadavg()[0]:.2f}")
+    for tag in trees:
+        for side, runs in (("in process", results[("local", tag)]), ("Ray", results[("ray", tag)])):
+            for title, a, b in (("start (to up)", None, "up"), ("work window", "up", "end"), ("stop", "end", "exit")):
+                merged: dict[str, float] = {}
+                for r in runs:
+                    part = r.kinds[b] if a is None else r.kinds_between(a, b)
+                    for kind, seconds in part.items():
+                        merged[kind] = merged.get(kind, 0.0) + seconds / len(runs)
+                shown = sorted(((k, v) for k, v in merged.items() if v >= 0.005), key=lambda kv: -kv[1])
+                print(f"{side}{tag}, {title}: {sum(merged.values()):.2f} CPU s: "
+                      + ", ".join(f"{k} {v:.2f}" for k, v in shown))
+
+
+def _before_tree(tree: Path) -> Path:
+    """A code tree to compare against (``--before``): ``emberbench`` laid out as installed, this script beside it.
+
+    ``tree`` holds an ``emberbench`` package with ``store`` and ``cluster``
+    inside it, as an install lays them out (e.g. ``git archive`` of another
+    commit, with ``store/`` and ``cluster/`` moved into ``emberbench/``). The
+    measured children run this script and :mod:`_proc_cpu` from
+    ``tree/scripts`` with ``PYTHONPATH=tree``, so they and their Ray workers
+    import that tree's code.
+    """
+    tree = tree.resolve()
+    for part in ("store", "cluster"):
+        if not (tree / "emberbench" / part / "__init__.py").is_file():
+            raise SystemExit(f"--before {tree}: no emberbench/{part}/ package there")
+    (tree / "scripts").mkdir(exist_ok=True)
+    for name in ("bench_cluster.py", "_proc_cpu.py"):
+        shutil.copyfile(Path(__file__).with_name(name), tree / "scripts" / name)
+    return tree
 
 
 # -- ceiling: what one coordinator takes in ------------------------------------------------------
@@ -286,71 +325,187 @@ SMALLEST = "v1-pub-01-single-exit-sparse"
 
 
 def ceiling(args: argparse.Namespace) -> None:
-    """Episodes per second one coordinator takes in, in process (fed pre-played outcomes) and on Ray."""
+    """Episodes per second one coordinator takes in when episodes cost almost nothing.
+
+    Every side takes in the same ``--episodes`` outcomes of ``stay`` on the
+    smallest public scenario, played once beforehand, with a fresh local
+    store, and must write the same artifact:
+
+    * in process, records already stored: the coordinator alone, as a Ray
+      driver works (journal, checkpoints, run-info, assembly);
+    * in process, with the record puts an in-process run also makes;
+    * on Ray: the real executor and driver, fed by workers that hand back the
+      pre-played outcomes at once (the play is all they skip), so the driver
+      is the bottleneck and its wall rate is its ceiling;
+    * with ``--play``, on Ray with workers that really play: the driver's CPU
+      seconds per episode bound what it takes in.
+    """
     from _proc_cpu import measure
 
+    from emberbench.evaluation.runner import play_to_outcome
+    from emberbench.policies.spec import resolve_policy
     from emberbench.results.manifest import write_manifest
     from emberbench.sim.suite import load_suite
 
     suite = load_suite()
     manifest = build_manifest(suite, list(range(args.episodes)), scenario_ids=[SMALLEST])
+    n = len(manifest.episodes)
     base = Path(tempfile.mkdtemp(prefix="bench-ceiling-", dir=args.dir))
     try:
         write_manifest(manifest, base / "m.json")
-        rows = []
+        factory = resolve_policy("stay")
+        played = [play_to_outcome(suite, e, factory) for e in manifest.episodes]
+        _write_played(played, base / "played.msgpack")
+        print(f"{n} episodes of 'stay' on {SMALLEST}, played beforehand; a fresh local store each; "
+              f"load average {os.getloadavg()[0]:.2f}", flush=True)
+        reference: bytes | None = None
+        rows: list[tuple[str, float, float]] = []
         for i in range(args.repeat):
-            rows.append(_coordinator_in_process(suite, manifest, base / f"local{i}", args.profile and i == 0))
-        print(f"in process, {args.episodes} pre-played episodes of 'stay' on {SMALLEST}, a fresh local store:")
-        for wall, cpu in rows:
-            print(f"  {wall:6.2f} s wall, {cpu:6.2f} CPU s: {args.episodes / wall:7.0f} episodes/s by the wall clock, "
-                  f"{args.episodes / cpu:7.0f} per CPU second of the coordinator")
-        if args.no_ray:
-            return
-        job = {"what": "run", "executor": "ray", "workers": args.workers, "policy": "stay",
-               "manifest": str(base / "m.json"), "out": str(base / "ray.json"), "store": str(base / "st-ray")}
-        measured = measure([sys.executable, __file__, "child", json.dumps(job)])
-        driver = measured.kinds_between("up", "end").get("driver", 0.0)
-        print(f"on Ray ({args.workers} workers playing 'stay' on {SMALLEST}), work window "
-              f"{measured.window_wall():.2f} s wall: the driver spent {driver:.2f} CPU s = "
-              f"{1000 * driver / args.episodes:.3f} ms per episode, so one driver takes in up to "
-              f"{args.episodes / max(driver, 1e-9):.0f} episodes/s; {' '.join(measured.lines)}")
+            for what in ("stored", "puts", "ray"):
+                job = {"what": "intake", "side": what, "workers": args.workers, "manifest": str(base / "m.json"),
+                       "played": str(base / "played.msgpack"), "out": str(base / f"{what}{i}.json"),
+                       "store": str(base / f"st-{what}{i}"), "executor": "ray" if what == "ray" else "local"}
+                measured = measure([sys.executable, __file__, "child", json.dumps(job)])
+                data = (base / f"{what}{i}.json").read_bytes()
+                if reference is None:
+                    reference = data
+                elif data != reference:
+                    raise SystemExit(f"{what} wrote different bytes")
+                driver = measured.kinds_between("up", "end").get("driver", 0.0)
+                wall = measured.window_wall()
+                rows.append((what, wall, driver))
+                label = {"stored": "in process, records already stored", "puts": "in process, with record puts",
+                         "ray": f"Ray driver, {args.workers} workers replaying"}[what]
+                print(f"  {label:38} {wall:6.2f} s wall {driver:6.2f} CPU s (driver): {n / wall:6.0f} episodes/s, "
+                      f"{1000 * driver / n:.3f} ms CPU per episode ({n / max(driver, 1e-9):.0f} per CPU second)"
+                      f"{'; ' + ' '.join(measured.lines) if measured.lines else ''}", flush=True)
+                shutil.rmtree(base / f"st-{what}{i}", ignore_errors=True)
+        for what in ("stored", "puts", "ray"):
+            best = min((wall for side, wall, _ in rows if side == what))
+            print(f"best {what}: {n / best:.0f} episodes/s (target >= 2,000)")
+        if args.play:
+            job = {"what": "run", "executor": "ray", "workers": args.workers, "policy": "stay",
+                   "manifest": str(base / "m.json"), "out": str(base / "play.json"), "store": str(base / "st-play")}
+            measured = measure([sys.executable, __file__, "child", json.dumps(job)])
+            if (base / "play.json").read_bytes() != reference:
+                raise SystemExit("the played run wrote different bytes")
+            driver = measured.kinds_between("up", "end").get("driver", 0.0)
+            print(f"Ray, {args.workers} workers playing: {measured.window_wall():.2f} s wall (the workers' play bounds "
+                  f"it); the driver spent {driver:.2f} CPU s = {1000 * driver / n:.3f} ms per episode: up to "
+                  f"{n / max(driver, 1e-9):.0f} episodes per CPU second of the driver; {' '.join(measured.lines)}")
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def _coordinator_in_process(suite: Any, manifest: EvaluationManifest, folder: Path, profile: bool) -> tuple[float, float]:
-    """Wall and CPU seconds of run_evaluation fed outcomes played beforehand (the coordinator alone)."""
-    from emberbench.evaluation.runner import play_to_outcome, run_evaluation, stored_behind
-    from emberbench.evaluation.store_runner import open_store
-    from emberbench.policies.spec import resolve_policy
+def _write_played(played: list[Any], path: Path) -> None:
+    import msgpack
 
-    factory = resolve_policy("stay")
-    played = {e.index: play_to_outcome(suite, e, factory) for e in manifest.episodes}
+    rows = [[o.index, o.record_digest, o.metrics_bytes, record] for o, record in played]
+    path.write_bytes(msgpack.packb(rows, use_bin_type=True))
+
+
+def _read_played(path: str) -> list[tuple[Any, bytes]]:
+    import msgpack
+
+    from emberbench.evaluation.outcome import EpisodeOutcome
+
+    rows = msgpack.unpackb(Path(path).read_bytes(), raw=False)
+    return [(EpisodeOutcome(index, digest, None, metrics), record) for index, digest, metrics, record in rows]
+
+
+def _time_the_close() -> None:
+    """Have the run's close (the final artifact: every record read back, the result stored) print its cost."""
+    import atexit
+
+    from emberbench.evaluation import store_runner
+
+    spent: list[tuple[float, float]] = []
+    real = store_runner.StoreSink.close
+
+    def close(self: Any, *args: Any, **kwargs: Any) -> Any:
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            return real(self, *args, **kwargs)
+        finally:
+            spent.append((time.perf_counter() - wall, time.process_time() - cpu))
+
+    store_runner.StoreSink.close = close  # type: ignore[method-assign]
+    atexit.register(lambda: spent and print(f"of which the close (final artifact) {spent[0][0]:.2f} s wall "
+                                            f"{spent[0][1]:.2f} CPU s", flush=True))
+
+
+class _Replayer:
+    """A Ray actor standing in for an episode worker: it hands back outcomes played beforehand at once."""
+
+    def __init__(self, rows: list[list[Any]]) -> None:
+        import socket
+
+        import ray
+
+        self.rows = {row[0]: row for row in rows}
+        self.node_id, self.host = ray.get_runtime_context().get_node_id(), socket.gethostname()
+
+    def run_batch(self, suite_hash: str, suite_holder: list[Any], tasks: bytes) -> tuple[bytes, None]:
+        from cluster.codec import decode_tasks, encode_reply
+
+        from emberbench.evaluation.outcome import EpisodeOutcome
+
+        outcomes = []
+        for entry in decode_tasks(tasks):
+            index, digest, metrics, size = self.rows[entry.index]
+            outcomes.append(EpisodeOutcome(index, digest, None, metrics, record_size=size))
+        return encode_reply(self.node_id, self.host, 1e-4 * len(outcomes), outcomes), None
+
+    def where(self) -> tuple[int, str]:
+        return os.getpid(), self.node_id
+
+    def release(self) -> None:
+        return None
+
+
+def _intake(spec: dict[str, Any], suite: Any, mark: Callable[[str], None]) -> None:
+    """One side of ``ceiling``: the coordinator takes in outcomes played beforehand."""
+    from emberbench.evaluation.outcome import EpisodeOutcome
+    from emberbench.evaluation.runner import run_evaluation, stored_behind
+    from emberbench.evaluation.store_runner import open_store
+    from emberbench.results.manifest import load_manifest
+
+    manifest = load_manifest(spec["manifest"], suite)
+    played = _read_played(spec["played"])
+    store = open_store(spec["store"])
+    _time_the_close()
+    if spec["side"] != "puts":
+        for outcome, record in played:  # as the workers leave them: every record stored, its size reported
+            store.put(record, key=outcome.record_digest)
+    if spec["side"] == "ray":
+        from emberbench.cluster import RayExecutor, ray_session
+
+        class Replaying(RayExecutor):
+            def _new_actor(self) -> Any:
+                import ray  # after ray_session: it sets Ray's token variables before Ray is imported
+
+                rows = [[o.index, o.record_digest, o.metrics_bytes, len(r)] for o, r in played]
+                return ray.remote(_Replayer).options(**self.actor_options()).remote(rows)
+
+        with ray_session(workers=spec["workers"]) as info:
+            with Replaying(suite, "stay", workers=info.workers, store_root=store.locator, store=store) as ex:
+                mark("up")
+                run_evaluation(manifest, suite, "stay", "m", spec["out"], executor=ex, store=store)
+                mark("end")
+                print(f"calls {ex.stats.calls}", flush=True)
+        return
 
     class Played:
-        def __init__(self, store: Any) -> None:
-            self.store = store
-
         def run(self, tasks: Any) -> Any:
-            return stored_behind(self.store, (played[e.index] for e in tasks), len(tasks))
+            chosen = [played[e.index] for e in tasks]
+            if spec["side"] == "puts":  # an in-process run's puts, behind play
+                return stored_behind(store, iter(chosen), len(chosen))
+            return (EpisodeOutcome(o.index, o.record_digest, None, o.metrics_bytes, record_size=len(r))
+                    for o, r in chosen)
 
-    folder.mkdir(parents=True)
-    store = open_store(folder / "store")
-    profiler = None
-    if profile:
-        import cProfile
-
-        profiler = cProfile.Profile()
-        profiler.enable()
-    wall, cpu = time.perf_counter(), time.process_time()
-    run_evaluation(manifest, suite, "stay", "m", folder / "out.json", executor=Played(store), store=store)
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    if profiler is not None:
-        import pstats
-
-        profiler.disable()
-        pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
-    return wall, cpu
+    mark("up")
+    run_evaluation(manifest, suite, "stay", "m", spec["out"], executor=Played(), store=store)
+    mark("end")
 
 
 # -- crossover: the constants of the executor choice ---------------------------------------------
@@ -415,9 +570,8 @@ def main() -> None:
     p = sub.add_parser("ceiling", help="episodes per second one coordinator takes in")
     p.add_argument("--episodes", type=int, default=4000)
     p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--repeat", type=int, default=2, help="in-process measurements")
-    p.add_argument("--profile", action="store_true", help="cProfile the first in-process measurement")
-    p.add_argument("--no-ray", action="store_true")
+    p.add_argument("--repeat", type=int, default=2, help="rounds of the three sides")
+    p.add_argument("--play", action="store_true", help="also a Ray run whose workers really play")
     p.add_argument("--dir", type=Path, default=None, help="scratch folder (default: a temp folder)")
     p = sub.add_parser("crossover", help="the constants of the automatic executor choice")
     p.add_argument("--seeds", type=int, default=5, help="public suite episodes per scenario for the step costs")
@@ -429,7 +583,9 @@ def main() -> None:
     p.add_argument("--policy", default="greedy")
     p.add_argument("--scenarios", type=int, default=60)
     p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--pairs", type=int, default=2, help="back-to-back pairs, the first side alternating")
+    p.add_argument("--pairs", type=int, default=2, help="rounds of every side back to back, the order alternating")
+    p.add_argument("--before", type=Path, default=None, metavar="TREE",
+                   help="also measure the code in TREE (an installed-layout emberbench package) side by side")
     p.add_argument("--dir", type=Path, default=None, help="scratch folder (default: a temp folder)")
     args = parser.parse_args(argv)
     {"scaling": scaling, "cost": cost, "ceiling": ceiling, "crossover": crossover}[args.command](args)
