@@ -35,12 +35,14 @@ Subcommands (``scaling`` when none is given):
     The constants of the automatic executor choice
     (:mod:`emberbench.evaluation.executor_choice`): the seconds an embedded
     Ray instance and its workers take to start, and each built-in policy's
-    seconds per simulated cell-step on the public suite.
+    seconds per simulated cell-step on the public suite. ``--runs N ...``
+    then times whole runs of N episodes in process and on Ray (each a child
+    process, as a user runs it) and prints what the choice picks for each.
 
 Usage: .venv/bin/python scripts/bench_cluster.py cost --what run --episodes 2000 --pairs 3
        .venv/bin/python scripts/bench_cluster.py cost --what calibrate --scenarios 60 --pairs 3
        .venv/bin/python scripts/bench_cluster.py ceiling [--episodes 4000] [--play]
-       .venv/bin/python scripts/bench_cluster.py crossover
+       .venv/bin/python scripts/bench_cluster.py crossover [--runs 240 2000]
        .venv/bin/python scripts/bench_cluster.py scaling [--episodes 1000] [--policy fire-aware] [--repeat 3]
 """
 
@@ -179,7 +181,9 @@ def _work(spec: dict[str, Any], mark: Callable[[str], None]) -> None:
             mark("end")
         return
     if spec["what"] == "intake":
-        _intake(spec, suite, mark)
+        from _bench_ceiling import intake
+
+        intake(spec, suite, mark)
         return
     if spec["what"] == "calibrate":
         from emberbench.generate import calibrate_suite, write_calibration
@@ -319,208 +323,21 @@ def _before_tree(tree: Path) -> Path:
     return tree
 
 
-# -- ceiling: what one coordinator takes in ------------------------------------------------------
-
-SMALLEST = "v1-pub-01-single-exit-sparse"
+# -- crossover: the constants of the executor choice ---------------------------------------------
 
 
-def ceiling(args: argparse.Namespace) -> None:
-    """Episodes per second one coordinator takes in when episodes cost almost nothing.
-
-    Every side takes in the same ``--episodes`` outcomes of ``stay`` on the
-    smallest public scenario, played once beforehand, with a fresh local
-    store, and must write the same artifact:
-
-    * in process, records already stored: the coordinator alone, as a Ray
-      driver works (journal, checkpoints, run-info, assembly);
-    * in process, with the record puts an in-process run also makes;
-    * on Ray: the real executor and driver, fed by workers that hand back the
-      pre-played outcomes at once (the play is all they skip), so the driver
-      is the bottleneck and its wall rate is its ceiling;
-    * with ``--play``, on Ray with workers that really play: the driver's CPU
-      seconds per episode bound what it takes in.
-    """
+def crossover(args: argparse.Namespace) -> None:
+    """Measure the constants of emberbench.evaluation.executor_choice, then whole runs on both sides of the choice."""
     from _proc_cpu import measure
 
+    from emberbench.evaluation import executor_choice as choice
     from emberbench.evaluation.runner import play_to_outcome
     from emberbench.policies.spec import resolve_policy
     from emberbench.results.manifest import write_manifest
     from emberbench.sim.suite import load_suite
 
     suite = load_suite()
-    manifest = build_manifest(suite, list(range(args.episodes)), scenario_ids=[SMALLEST])
-    n = len(manifest.episodes)
-    base = Path(tempfile.mkdtemp(prefix="bench-ceiling-", dir=args.dir))
-    try:
-        write_manifest(manifest, base / "m.json")
-        factory = resolve_policy("stay")
-        played = [play_to_outcome(suite, e, factory) for e in manifest.episodes]
-        _write_played(played, base / "played.msgpack")
-        print(f"{n} episodes of 'stay' on {SMALLEST}, played beforehand; a fresh local store each; "
-              f"load average {os.getloadavg()[0]:.2f}", flush=True)
-        reference: bytes | None = None
-        rows: list[tuple[str, float, float]] = []
-        for i in range(args.repeat):
-            for what in ("stored", "puts", "ray"):
-                job = {"what": "intake", "side": what, "workers": args.workers, "manifest": str(base / "m.json"),
-                       "played": str(base / "played.msgpack"), "out": str(base / f"{what}{i}.json"),
-                       "store": str(base / f"st-{what}{i}"), "executor": "ray" if what == "ray" else "local"}
-                measured = measure([sys.executable, __file__, "child", json.dumps(job)])
-                data = (base / f"{what}{i}.json").read_bytes()
-                if reference is None:
-                    reference = data
-                elif data != reference:
-                    raise SystemExit(f"{what} wrote different bytes")
-                driver = measured.kinds_between("up", "end").get("driver", 0.0)
-                wall = measured.window_wall()
-                rows.append((what, wall, driver))
-                label = {"stored": "in process, records already stored", "puts": "in process, with record puts",
-                         "ray": f"Ray driver, {args.workers} workers replaying"}[what]
-                print(f"  {label:38} {wall:6.2f} s wall {driver:6.2f} CPU s (driver): {n / wall:6.0f} episodes/s, "
-                      f"{1000 * driver / n:.3f} ms CPU per episode ({n / max(driver, 1e-9):.0f} per CPU second)"
-                      f"{'; ' + ' '.join(measured.lines) if measured.lines else ''}", flush=True)
-                shutil.rmtree(base / f"st-{what}{i}", ignore_errors=True)
-        for what in ("stored", "puts", "ray"):
-            best = min((wall for side, wall, _ in rows if side == what))
-            print(f"best {what}: {n / best:.0f} episodes/s (target >= 2,000)")
-        if args.play:
-            job = {"what": "run", "executor": "ray", "workers": args.workers, "policy": "stay",
-                   "manifest": str(base / "m.json"), "out": str(base / "play.json"), "store": str(base / "st-play")}
-            measured = measure([sys.executable, __file__, "child", json.dumps(job)])
-            if (base / "play.json").read_bytes() != reference:
-                raise SystemExit("the played run wrote different bytes")
-            driver = measured.kinds_between("up", "end").get("driver", 0.0)
-            print(f"Ray, {args.workers} workers playing: {measured.window_wall():.2f} s wall (the workers' play bounds "
-                  f"it); the driver spent {driver:.2f} CPU s = {1000 * driver / n:.3f} ms per episode: up to "
-                  f"{n / max(driver, 1e-9):.0f} episodes per CPU second of the driver; {' '.join(measured.lines)}")
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
-
-
-def _write_played(played: list[Any], path: Path) -> None:
-    import msgpack
-
-    rows = [[o.index, o.record_digest, o.metrics_bytes, record] for o, record in played]
-    path.write_bytes(msgpack.packb(rows, use_bin_type=True))
-
-
-def _read_played(path: str) -> list[tuple[Any, bytes]]:
-    import msgpack
-
-    from emberbench.evaluation.outcome import EpisodeOutcome
-
-    rows = msgpack.unpackb(Path(path).read_bytes(), raw=False)
-    return [(EpisodeOutcome(index, digest, None, metrics), record) for index, digest, metrics, record in rows]
-
-
-def _time_the_close() -> None:
-    """Have the run's close (the final artifact: every record read back, the result stored) print its cost."""
-    import atexit
-
-    from emberbench.evaluation import store_runner
-
-    spent: list[tuple[float, float]] = []
-    real = store_runner.StoreSink.close
-
-    def close(self: Any, *args: Any, **kwargs: Any) -> Any:
-        wall, cpu = time.perf_counter(), time.process_time()
-        try:
-            return real(self, *args, **kwargs)
-        finally:
-            spent.append((time.perf_counter() - wall, time.process_time() - cpu))
-
-    store_runner.StoreSink.close = close  # type: ignore[method-assign]
-    atexit.register(lambda: spent and print(f"of which the close (final artifact) {spent[0][0]:.2f} s wall "
-                                            f"{spent[0][1]:.2f} CPU s", flush=True))
-
-
-class _Replayer:
-    """A Ray actor standing in for an episode worker: it hands back outcomes played beforehand at once."""
-
-    def __init__(self, rows: list[list[Any]]) -> None:
-        import socket
-
-        import ray
-
-        self.rows = {row[0]: row for row in rows}
-        self.node_id, self.host = ray.get_runtime_context().get_node_id(), socket.gethostname()
-
-    def run_batch(self, suite_hash: str, suite_holder: list[Any], tasks: bytes) -> tuple[bytes, None]:
-        from cluster.codec import decode_tasks, encode_reply
-
-        from emberbench.evaluation.outcome import EpisodeOutcome
-
-        outcomes = []
-        for entry in decode_tasks(tasks):
-            index, digest, metrics, size = self.rows[entry.index]
-            outcomes.append(EpisodeOutcome(index, digest, None, metrics, record_size=size))
-        return encode_reply(self.node_id, self.host, 1e-4 * len(outcomes), outcomes), None
-
-    def where(self) -> tuple[int, str]:
-        return os.getpid(), self.node_id
-
-    def release(self) -> None:
-        return None
-
-
-def _intake(spec: dict[str, Any], suite: Any, mark: Callable[[str], None]) -> None:
-    """One side of ``ceiling``: the coordinator takes in outcomes played beforehand."""
-    from emberbench.evaluation.outcome import EpisodeOutcome
-    from emberbench.evaluation.runner import run_evaluation, stored_behind
-    from emberbench.evaluation.store_runner import open_store
-    from emberbench.results.manifest import load_manifest
-
-    manifest = load_manifest(spec["manifest"], suite)
-    played = _read_played(spec["played"])
-    store = open_store(spec["store"])
-    _time_the_close()
-    if spec["side"] != "puts":
-        for outcome, record in played:  # as the workers leave them: every record stored, its size reported
-            store.put(record, key=outcome.record_digest)
-    if spec["side"] == "ray":
-        from emberbench.cluster import RayExecutor, ray_session
-
-        class Replaying(RayExecutor):
-            def _new_actor(self) -> Any:
-                import ray  # after ray_session: it sets Ray's token variables before Ray is imported
-
-                rows = [[o.index, o.record_digest, o.metrics_bytes, len(r)] for o, r in played]
-                return ray.remote(_Replayer).options(**self.actor_options()).remote(rows)
-
-        with ray_session(workers=spec["workers"]) as info:
-            with Replaying(suite, "stay", workers=info.workers, store_root=store.locator, store=store) as ex:
-                mark("up")
-                run_evaluation(manifest, suite, "stay", "m", spec["out"], executor=ex, store=store)
-                mark("end")
-                print(f"calls {ex.stats.calls}", flush=True)
-        return
-
-    class Played:
-        def run(self, tasks: Any) -> Any:
-            chosen = [played[e.index] for e in tasks]
-            if spec["side"] == "puts":  # an in-process run's puts, behind play
-                return stored_behind(store, iter(chosen), len(chosen))
-            return (EpisodeOutcome(o.index, o.record_digest, None, o.metrics_bytes, record_size=len(r))
-                    for o, r in chosen)
-
-    mark("up")
-    run_evaluation(manifest, suite, "stay", "m", spec["out"], executor=Played(), store=store)
-    mark("end")
-
-
-# -- crossover: the constants of the executor choice ---------------------------------------------
-
-
-def crossover(args: argparse.Namespace) -> None:
-    """Measure RAY_START_SECONDS and STEP_SECONDS of emberbench.evaluation.executor_choice."""
-    from _proc_cpu import measure
-
-    from emberbench.evaluation import executor_choice as choice
-    from emberbench.evaluation.runner import play_to_outcome
-    from emberbench.policies.spec import resolve_policy
-    from emberbench.sim.suite import load_suite
-
-    suite = load_suite()
+    print(f"load average {os.getloadavg()[0]:.2f}")
     manifest = build_manifest(suite, list(range(args.seeds)))
     size = {sc.id: sc.max_steps * (1 + sc.height * sc.width / choice.CELLS_SCALE) for sc in suite.scenarios}
     steps = sum(size[e.scenario_id] for e in manifest.episodes)
@@ -539,14 +356,44 @@ def crossover(args: argparse.Namespace) -> None:
     starts = []
     for _ in range(args.repeat):
         job = {"what": "start", "workers": args.workers, "executor": "ray"}
+        load = os.getloadavg()[0]
         measured = measure([sys.executable, __file__, "child", json.dumps(job)])
-        starts.append((measured.wall["end"], measured.cpu["end"]))
-        print(f"  Ray start-up, {args.workers} workers ready: {measured.wall['end']:.2f} s wall, "
-              f"{measured.cpu['end']:.2f} CPU s (load average {os.getloadavg()[0]:.2f})")
-    wall = statistics.median(w for w, _ in starts)
+        starts.append(measured.window_wall())
+        print(f"  Ray start-up, from nothing to {args.workers} workers ready: {measured.window_wall():.2f} s wall, "
+              f"{measured.window():.2f} CPU s (load average {load:.2f})")
+    wall = statistics.median(starts)
+    room = choice.RAY_GAIN - choice.RAY_CPU_RATIO / args.workers
     print(f"RAY_START_SECONDS: median {wall:.2f} s (in the code: {choice.RAY_START_SECONDS:.2f} s); break-even work "
-          f"on {args.workers} CPUs: {choice.RAY_START_SECONDS / (choice.RAY_GAIN - choice.RAY_CPU_RATIO / args.workers):.1f} s "
-          f"with the code's constants, {wall / (choice.RAY_GAIN - choice.RAY_CPU_RATIO / args.workers):.1f} s with this start-up")
+          f"on {args.workers} CPUs: {choice.RAY_START_SECONDS / room:.1f} s with the code's constants, "
+          f"{wall / room:.1f} s with this start-up")
+    if not args.runs:
+        return
+    base = Path(tempfile.mkdtemp(prefix="bench-crossover-", dir=args.dir))
+    try:
+        print(f"whole runs of {args.policy!r} on the public suite (a fresh local store each), in process and on "
+              f"{args.workers} Ray workers, and what the automatic choice picks on {args.workers} CPUs:")
+        for episodes in args.runs:
+            runs = bench_manifest(suite, episodes)
+            write_manifest(runs, base / "m.json")
+            work = choice.estimate_seconds(suite, runs.episodes, args.policy)
+            picked = choice.choose_executor(len(runs.episodes), work_seconds=work, cpus=args.workers)
+            walls = {}
+            for side in ("local", "ray"):
+                job = {"what": "run", "executor": side, "workers": args.workers, "policy": args.policy,
+                       "manifest": str(base / "m.json"), "out": str(base / f"{side}.json"),
+                       "store": str(base / f"st-{side}")}
+                load = os.getloadavg()[0]
+                measured = measure([sys.executable, __file__, "child", json.dumps(job)])
+                walls[side] = (measured.wall["exit"], load)
+                shutil.rmtree(base / f"st-{side}", ignore_errors=True)
+            if (base / "local.json").read_bytes() != (base / "ray.json").read_bytes():
+                raise SystemExit(f"{episodes} episodes: Ray wrote different bytes")
+            faster = "in process" if walls["local"][0] <= walls["ray"][0] else "Ray"
+            print(f"  {episodes:6} episodes: in process {walls['local'][0]:6.1f} s (load {walls['local'][1]:.1f}), "
+                  f"Ray {walls['ray'][0]:6.1f} s (load {walls['ray'][1]:.1f}): {faster} faster; "
+                  f"{picked.describe()}", flush=True)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def fmt(values: list[float]) -> str:
@@ -573,10 +420,14 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=2, help="rounds of the three sides")
     p.add_argument("--play", action="store_true", help="also a Ray run whose workers really play")
     p.add_argument("--dir", type=Path, default=None, help="scratch folder (default: a temp folder)")
-    p = sub.add_parser("crossover", help="the constants of the automatic executor choice")
+    p = sub.add_parser("crossover", help="the constants of the automatic executor choice, and whole runs")
     p.add_argument("--seeds", type=int, default=5, help="public suite episodes per scenario for the step costs")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--repeat", type=int, default=3, help="Ray start-ups timed")
+    p.add_argument("--runs", type=int, nargs="*", default=[], metavar="EPISODES",
+                   help="also time whole runs of these sizes in process and on Ray (e.g. 240 2000)")
+    p.add_argument("--policy", default="greedy", help="the policy of those runs")
+    p.add_argument("--dir", type=Path, default=None, help="scratch folder (default: a temp folder)")
     p = sub.add_parser("cost", help="CPU seconds and wall time of the same work in process and on Ray")
     p.add_argument("--what", choices=("run", "calibrate"), default="run")
     p.add_argument("--episodes", type=int, default=2000)
@@ -588,7 +439,12 @@ def main() -> None:
                    help="also measure the code in TREE (an installed-layout emberbench package) side by side")
     p.add_argument("--dir", type=Path, default=None, help="scratch folder (default: a temp folder)")
     args = parser.parse_args(argv)
-    {"scaling": scaling, "cost": cost, "ceiling": ceiling, "crossover": crossover}[args.command](args)
+    if args.command == "ceiling":
+        from _bench_ceiling import ceiling
+
+        ceiling(args)
+        return
+    {"scaling": scaling, "cost": cost, "crossover": crossover}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -63,9 +63,9 @@ CHECKPOINT_BUDGET = 0.25
 JOURNAL_BATCH = 64
 JOURNAL_SECONDS = 1.0
 """Episode entries wait for at most JOURNAL_BATCH episodes or JOURNAL_SECONDS, then go in one journal write (one
-fsync on a local store, one request on S3): an fsync per episode capped a local-store coordinator at a few hundred
-episodes per second (docs/cluster.md, "The coordinator's ceiling"). A run's first episode is written at once, so a
-run that is killed again and again still makes progress."""
+fsync on a local store, one request on S3): an fsync per episode held a local-store coordinator to about a thousand
+episodes per second, a third of what it takes in with batches (docs/cluster.md, "The coordinator's ceiling"). A
+run's first episode is written at once, so a run that is killed again and again still makes progress."""
 
 def _journal_failure(name: str, store: Any, exc: Exception) -> RunIntegrityError:
     return RunIntegrityError(f"integrity error: the run journal {name} in store {store_name(store)} cannot be read: {exc}; "
