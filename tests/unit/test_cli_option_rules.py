@@ -19,8 +19,7 @@ from emberbench.evaluation.executor_choice import (
     choose_executor,
     estimate_seconds,
 )
-from emberbench.results.manifest import build_manifest
-from emberbench.results.manifest import EvaluationManifest, ManifestEntry, write_manifest
+from emberbench.results.manifest import EvaluationManifest, ManifestEntry, build_manifest, write_manifest
 from emberbench.evaluation.runner import run_evaluation
 
 runner = CliRunner()
