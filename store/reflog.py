@@ -275,8 +275,34 @@ class RefLog:
         """The highest sequence number stored, or None for an empty log."""
         return self._backend.last_log_seq()
 
+    def entry_digest(self, seq: int) -> str | None:
+        """SHA-256 of the bytes stored as entry ``seq``, well formed or not (None: no such entry).
+
+        This is what the next entry's ``prev`` names, and what a reader that
+        remembers a position in the log (the catalog index) compares with.
+        """
+        data = self._backend.read_log_entry(seq, ENTRY_CAP)
+        return None if data is None else hashlib.sha256(data).hexdigest()
+
 
 _FIELDS = ("seq", "ref", "old", "new", "time", "by", "run", "prev", "note", "digest")
+
+
+@dataclass(frozen=True, slots=True)
+class RefDisagreement:
+    """A ref whose value is not where its logged changes lead (changed, created or deleted around the log).
+
+    Attributes:
+        ref: the ref.
+        value: the key it holds now (None: it does not exist; ``"unreadable (...)"``: no valid key).
+        last: its last readable ref log entry (None: the log has none for it).
+        line: the problem, in one line.
+    """
+
+    ref: str
+    value: str | None
+    last: RefLogEntry | None
+    line: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,16 +312,25 @@ class RefLogReport:
     Attributes:
         entries: entries read.
         last: the highest sequence number (None: empty log).
-        problems: one line each: a gap, a malformed entry, a broken chain, a
-            stray name under ``reflog/``, a ref whose value is not what its
-            last entry says (changed, created or deleted around the log).
+        problems: one line each: first the damage of the log itself
+            (``damage``), then each ref that disagrees with it
+            (``disagreements``).
         notes: harmless findings.
+        damage: the log's own problems, one line each: a gap, a malformed
+            entry, a broken chain, a stray name under ``reflog/``. They are
+            never repaired (the log is write-once): each stays until the
+            entry's original bytes are put back.
+        disagreements: refs whose value is not what their last entry says.
+            While ``damage`` is not empty they may only reflect it (an
+            unreadable entry is no one's word).
     """
 
     entries: int
     last: int | None
     problems: tuple[str, ...]
     notes: tuple[str, ...]
+    damage: tuple[str, ...] = ()
+    disagreements: tuple[RefDisagreement, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -315,7 +350,7 @@ def check_ref_log(store: Any) -> RefLogReport:
     problems: list[str] = []
     seqs = log.seqs()
     for stray in backend.log_stray_entries():
-        problems.append(f"{stray}: not a ref log entry name")
+        problems.append(f"{stray}: not a ref log entry name (the store never writes one; remove it)")
     last_by_ref: dict[str, list[RefLogEntry]] = {}
     previous: RefLogEntry | None = None
     expected = 0
@@ -333,7 +368,7 @@ def check_ref_log(store: Any) -> RefLogReport:
         elif previous is not None and item.prev != previous.digest:
             problems.append(f"ref log entry {item.seq}: does not follow entry {previous.seq} (it names "
                             f"{str(item.prev)[:16]}..., entry {previous.seq} hashes to {previous.digest[:16]}...): "
-                            "an entry was replaced")
+                            f"entry {previous.seq} or entry {item.seq} was replaced")
         previous, expected = item, item.seq + 1
         last_by_ref.setdefault(item.ref, []).append(item)
     current: dict[str, str | None] = {}
@@ -347,25 +382,31 @@ def check_ref_log(store: Any) -> RefLogReport:
             current[name] = f"unreadable ({exc})"
     notes: list[str] = []
     unlogged = 0
+    disagreements: list[RefDisagreement] = []
     for name in sorted(set(current) | set(last_by_ref)):
         value = current.get(name)
         history = last_by_ref.get(name)
         if history is None:
             unlogged += 1
             if seqs:
-                problems.append(f"ref {name}: holds {_short(value)} but the ref log has no entry for it "
-                                "(written around the store, or made before the log existed: "
-                                "`emberbench store log --adopt` records it)")
+                disagreements.append(RefDisagreement(name, value, None, (
+                    f"ref {name}: holds {_short(value)} but the ref log has no entry for it "
+                    "(written around the store, or made before the log existed: "
+                    "`emberbench store log --adopt` records it)")))
             continue
         if not _matches(history, value):
             logged = history[-1].new
-            problems.append(f"ref {name}: holds {_short(value)} but its last ref log entry "
-                            f"({history[-1].seq}, by {history[-1].by} at {history[-1].time}) says "
-                            f"{_short(logged)}: changed without a log entry")
+            disagreements.append(RefDisagreement(name, value, history[-1], (
+                f"ref {name}: holds {_short(value)} but its last ref log entry "
+                f"({history[-1].seq}, by {history[-1].by} at {history[-1].time}) says "
+                f"{_short(logged)}: changed without a log entry (`emberbench store fsck --repair` puts back "
+                "what it can verify; `emberbench store log --adopt` records the ref as it is)")))
     if not seqs and unlogged:
         notes.append(f"the ref log is empty: {unlogged} ref(s) predate it (`emberbench store log --adopt` "
                      "records their current values)")
-    return RefLogReport(count, seqs[-1] if seqs else None, tuple(problems), tuple(notes))
+    lines = [d.line for d in disagreements]
+    return RefLogReport(count, seqs[-1] if seqs else None, (*problems, *lines), tuple(notes), tuple(problems),
+                        tuple(disagreements))
 
 
 def _matches(history: list[RefLogEntry], value: str | None) -> bool:
@@ -385,5 +426,5 @@ def _short(value: str | None) -> str:
     return value if value.startswith("unreadable") else value[:16] + "..."
 
 
-__all__ = ["ENTRY_CAP", "REFLOG_VERSION", "RefLog", "RefLogEntry", "RefLogReport", "actor", "check_ref_log",
-           "encode_entry", "parse_entry", "parse_seq_name", "run_of", "seq_name"]
+__all__ = ["ENTRY_CAP", "REFLOG_VERSION", "RefDisagreement", "RefLog", "RefLogEntry", "RefLogReport", "actor",
+           "check_ref_log", "encode_entry", "parse_entry", "parse_seq_name", "run_of", "seq_name"]

@@ -124,15 +124,23 @@ class Refs:
         validate_ref_name(name)
         return [e for e in self.log.entries() if not isinstance(e, RefLogError) and e.ref == name]
 
-    def adopt(self, name: str) -> RefLogEntry | None:
+    def adopt(self, name: str, logged: str | None = None) -> RefLogEntry | None:
         """Record the current value of ``name`` in the ref log with the note ``adopted`` (a ref made around it).
 
-        Returns the entry, or None when the ref does not exist.
+        Args:
+            name: the ref.
+            logged: the value its last ref log entry says (None: it has none,
+                or it says deleted); the entry records the change from it, so
+                a ref deleted around the log is adopted as deleted.
+
+        Returns the entry, or None when there is nothing to record (the ref
+        holds ``logged``, or neither exists).
         """
         raw = self._backend.read_ref(validate_ref_name(name))
-        if raw is None:
+        value = None if raw is None else _parse(name, raw)
+        if value == logged:
             return None
-        return self.log.append(name, None, _parse(name, raw), note="adopted")
+        return self.log.append(name, logged, value, note="adopted")
 
     def get(self, name: str) -> str:
         """The key ``name`` points at.

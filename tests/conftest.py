@@ -1,25 +1,27 @@
-"""Shared test configuration: a derandomized Hypothesis profile and common fixtures."""
+"""Shared test configuration: derandomized Hypothesis profiles, automatic markers and common fixtures."""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import settings
+
+from tests.hypothesis_profiles import load_profile
+# The automatic markers and the check that a test carries the marker of each server fixture it
+# reaches (tests/markers.py); importing the hooks here registers them.
+from tests.markers import pytest_collection_modifyitems, pytest_fixture_setup  # noqa: F401
+from tests.markers import pytest_runtest_call, pytest_runtest_protocol  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
 
-settings.register_profile(
-    "emberbench",
-    derandomize=True,
-    deadline=None,
-    max_examples=int(os.environ.get("EMBERBENCH_HYPOTHESIS_EXAMPLES", "60")),
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    print_blob=True,
-)
-settings.load_profile("emberbench")
+# pytester: tests/unit/test_test_selection.py runs pytest on small suites of its own.
+pytest_plugins = ("pytester",)
+
+load_profile()
 
 # S3 tests talk only to the loopback test server (tests/s3server.py): fake
 # credentials for the whole session (also inherited by Ray workers started
@@ -45,6 +47,25 @@ def python_exe() -> str:
     return sys.executable
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _cli_built_once() -> Iterator[None]:
+    """typer's test runner rebuilds the whole click command tree on every ``invoke`` (about 70 ms, most of
+    a CLI test's time); the suite builds each app's tree once and hands the same object back."""
+    import typer.testing
+
+    real = typer.testing._get_command
+    built: dict[int, tuple[object, object]] = {}
+
+    def once(app):  # noqa: ANN001, ANN202
+        if id(app) not in built:
+            built[id(app)] = (app, real(app))  # the app is kept, so its id is not reused
+        return built[id(app)][1]
+
+    typer.testing._get_command = once
+    yield
+    typer.testing._get_command = real
+
+
 # Every JSON document written through the atomic writer is checked against its
 # schema after the test that wrote it (tests/schema_writes.py).
 from tests.schema_writes import CHECK as _WRITE_CHECK  # noqa: E402
@@ -62,11 +83,35 @@ def _written_documents_match_their_schemas():
         pytest.fail("written documents break their schemas:\n" + "\n".join(problems), pytrace=False)
 
 
+_WORKER_CHECKS = {"checked": 0, "seconds": 0.0}
+"""What the xdist workers reported of their schema checks (the controller's summary adds them up)."""
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On an xdist worker, hand the schema-check counts to the controller."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["schema_checked"] = _WRITE_CHECK.checked
+        workeroutput["schema_seconds"] = _WRITE_CHECK.seconds
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook
+def pytest_testnodedown(node, error) -> None:  # noqa: ANN001
+    """Add up a finished worker's schema-check counts."""
+    output = getattr(node, "workeroutput", {})
+    _WORKER_CHECKS["checked"] += output.get("schema_checked", 0)
+    _WORKER_CHECKS["seconds"] += output.get("schema_seconds", 0.0)
+
+
 def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001
     """Say how many written documents were checked against schemas, and how long it took."""
-    if _WRITE_CHECK.checked:
-        terminalreporter.write_line(f"schema check of written documents: {_WRITE_CHECK.checked} distinct "
-                                    f"documents in {_WRITE_CHECK.seconds:.2f} s")
+    checked = _WRITE_CHECK.checked + _WORKER_CHECKS["checked"]
+    seconds = _WRITE_CHECK.seconds + _WORKER_CHECKS["seconds"]
+    if checked:
+        terminalreporter.write_line(f"schema check of written documents: {checked} distinct "
+                                    f"documents in {seconds:.2f} s")
+    terminalreporter.write_line(f"hypothesis profile: {settings.get_current_profile_name()} "
+                                f"({settings().max_examples} examples per property unless a test says otherwise)")
 
 
 @pytest.fixture(scope="session")

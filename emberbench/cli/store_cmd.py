@@ -284,6 +284,7 @@ def _repair(st, suite: Path | None, *, verify_data: bool, connectivity: bool) ->
     from emberbench.store import fsck as run_fsck
 
     from ..runs.damage import store_structure_damage
+    from ..runs.history import check_history
     from ..runs.repair import repair_store
     from ..sim.suite import load_suite
 
@@ -300,8 +301,11 @@ def _repair(st, suite: Path | None, *, verify_data: bool, connectivity: bool) ->
     damages = store_structure_damage(st, present=_intact_keys(st, again))
     for damage in damages:
         typer.echo(f"still damaged  run {damage.run}: {damage}")
-    typer.echo(f"repair: {len(done.repaired)} repaired, {len(done.unrepaired)} run(s) not repaired")
-    return again.ok and done.ok and not damages
+    history = check_history(st).problems
+    for line in history:
+        typer.echo(f"still damaged  {line}")
+    typer.echo(f"repair: {len(done.repaired)} repaired, {len(done.unrepaired)} not repaired")
+    return again.ok and done.ok and not damages and not history
 
 
 def _keep_rule(value: str) -> str:
@@ -478,17 +482,14 @@ def rm_run(
 
 def history_problems(st) -> list[str]:  # noqa: ANN001
     """Check the ref log against itself and the refs, and the catalog index against the refs; print each problem."""
-    from emberbench.store import check_ref_log
+    from ..runs.history import check_history
 
-    from ..runs.index import check_index
-
-    log = check_ref_log(st)
-    for note in log.notes:
+    found = check_history(st)
+    for note in found.log.notes:
         typer.echo(f"note: {note}")
-    problems = [*log.problems, *check_index(st)]
-    for line in problems:
+    for line in found.problems:
         typer.echo(f"damaged  {line}")
-    return problems
+    return list(found.problems)
 
 
 def log(
@@ -496,13 +497,13 @@ def log(
     store_dir: StoreOption = None,
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Only the newest N changes.")] = None,  # noqa: UP007
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line, oldest first.")] = False,
-    adopt: Annotated[bool, typer.Option("--adopt", help="Record every ref the log has no entry for (made before the log, or around the store) as it is now, noted 'adopted'.")] = False,
+    adopt: Annotated[bool, typer.Option("--adopt", help="Record every ref the log does not account for (no entry: made before the log or around the store; or not what its last entry says) as it is now, noted 'adopted'.")] = False,
     read_only: ReadOnlyOption = False,
 ) -> None:
     """Show the history of the refs: who changed which ref from which key to which, when (oldest first)."""
     import json
 
-    from emberbench.store import RefLogError, validate_ref_name
+    from emberbench.store import RefLogError, check_ref_log, validate_ref_name
 
     if ref is not None:
         try:
@@ -514,13 +515,7 @@ def log(
                                  param_hint="--adopt")
     st = _open(store_dir, read_only)
     if adopt:
-        logged = {e.ref for e in st.refs.log.entries() if not isinstance(e, RefLogError)}
-        names = [n for n in st.refs.names() if n not in logged and (ref is None or n == ref)]
-        for name in names:
-            entry = st.refs.adopt(name)
-            if entry is not None:
-                typer.echo(f"adopted  {name} -> {entry.new} (entry {entry.seq})")
-        typer.echo(f"{len(names)} ref(s) adopted")
+        _adopt(st, ref, check_ref_log(st))
         return
     entries = [e for e in st.refs.log.entries()]
     bad = [e for e in entries if isinstance(e, RefLogError)]
@@ -538,6 +533,28 @@ def log(
         typer.echo(f"damaged  {item}", err=not as_json)
     if bad:
         raise fail(f"{len(bad)} ref log entries cannot be read (run `emberbench store fsck`)")
+
+
+def _adopt(st, ref: str | None, report) -> None:  # noqa: ANN001
+    """Record every ref the log does not account for (no entry, or not what its last entry says) as it is now."""
+    if report.last is None:  # an empty log: every ref predates it
+        todo = {name: (None, None) for name in st.refs.names()}
+    else:
+        todo = {d.ref: (None if d.last is None else d.last.new, d.value) for d in report.disagreements}
+    adopted = 0
+    for name in sorted(n for n in todo if ref is None or n == ref):
+        logged, value = todo[name]
+        if value is not None and value.startswith("unreadable"):
+            typer.echo(f"not adopted  {name}: it holds no valid key ({value})")
+            continue
+        entry = st.refs.adopt(name, logged)
+        if entry is not None:
+            adopted += 1
+            typer.echo(f"adopted  {name} -> {'deleted' if entry.new is None else entry.new} (entry {entry.seq})")
+    typer.echo(f"{adopted} ref(s) adopted")
+    if report.damage:
+        typer.echo(f"note: the ref log itself is damaged ({len(report.damage)} problem(s), `emberbench store fsck` "
+                   "lists them): adopting records refs, it does not repair the log", err=True)
 
 
 def info(store_dir: StoreOption = None, read_only: ReadOnlyOption = False) -> None:

@@ -204,12 +204,23 @@ def _row_at(store: Any, name: str, key: str | None) -> CatalogRow:
 
 
 def _log_position(store: Any) -> tuple[int, str | None]:
-    """The last entry of the ref log and its digest (-1, None for an empty log)."""
+    """The last entry of the ref log and the digest of its bytes (-1, None for an empty log).
+
+    The digest is taken of the bytes as stored, so an index can be built
+    even when that entry is damaged (the ref log check reports it); the
+    index is then current to it, and its tail starts after it.
+    """
+    from emberbench.store import RefLogError
+
     log = store.refs.log
-    last = log.last_seq()
-    if last is None:
-        return -1, None
-    return last, log.read(last).digest
+    for _ in range(3):  # an entry removed between the listing and the read: look again
+        last = log.last_seq()
+        if last is None:
+            return -1, None
+        digest = log.entry_digest(last)
+        if digest is not None:
+            return last, digest
+    raise RefLogError(last, "no such entry (removed while the log was read)")
 
 
 # -- building and refreshing ---------------------------------------------------------------
@@ -251,12 +262,12 @@ def _tail(store: Any, index: CatalogIndex, key: str | None = None) -> list[Any]:
 
     log = store.refs.log
     if index.position >= 0:
-        try:
-            at = log.read(index.position)
-        except RefLogError as exc:
-            raise IndexUnusable(f"the ref log no longer holds the entry the index was built at ({exc.reason})") \
-                from None
-        if at.digest != index.entry:
+        # The bytes as stored, well formed or not: the index names them, not their meaning.
+        at = log.entry_digest(index.position)
+        if at is None:
+            raise IndexUnusable(f"the ref log no longer holds the entry the index was built at "
+                                f"(entry {index.position} is missing)")
+        if at != index.entry:
             raise IndexUnusable(f"ref log entry {index.position} is not the one the index was built at "
                                 "(the log was replaced)")
     seqs = log.seqs(index.position + 1, TAIL_LIMIT + 1)
@@ -389,7 +400,8 @@ def check_index(store: Any) -> list[str]:
 
     key, index, reason = load_index(store)
     if index is None:
-        return [] if key is None and reason == NO_INDEX else [f"{INDEX_REF}: {reason}"]
+        return [] if key is None and reason == NO_INDEX else [f"{INDEX_REF}: {reason} (`emberbench runs reindex` "
+                                                              "rebuilds it)"]
     try:
         current, _ = apply_tail(store, index, key)
     except IndexUnusable as exc:

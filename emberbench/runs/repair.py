@@ -14,6 +14,10 @@ one: the run is reported as not repairable. Nothing is repaired by guessing.
   fails its checks is played again, and the result object of a finished run
   that is missing or corrupt is rebuilt by rerunning the run into a temporary
   file (the same path ``emberbench run`` takes, with full authentication).
+  A run's ``attestations/`` ref changed around the ref log is put back at
+  its logged value first; after the runs, the store's history is repaired
+  (:func:`emberbench.runs.history.repair_history`: the catalog index
+  rebuilt when it needs it; what stays wrong with the ref log reported).
 * :func:`remove_run` (``emberbench store rm-run``) deletes one run's journal
   and refs, so that ``store gc`` collects its objects; a dry run by default.
 """
@@ -59,16 +63,24 @@ def repair_store(store: Any, suite: Any, *, agent_timeout: float | None = None) 
         suite: the suite the runs were evaluated on.
         agent_timeout: seconds a ``cmd:`` agent may take per step.
     """
+    from emberbench.store import check_ref_log
+
     from ..evaluation.store_names import run_names
+    from .history import repair_history, restore_attestation_ref
     from .rebuild import repair_structure
 
     repaired: list[str] = []
     unrepaired: list[str] = []
+    failed: list[str] = []
     journals = frozenset(store.journal_names())
     runs = frozenset(run_names(store))
+    log = check_ref_log(store)
     for name in sorted(journals | runs):
         done: list[str] = []
         try:
+            # First, so that a run-info is restored from the attestation the run really has.
+            restored = restore_attestation_ref(store, name, log)
+            done += [restored] if restored is not None else []
             has_journal = name in journals
             if name in runs:
                 has_journal = repair_structure(store, suite, name, has_journal=has_journal, done=done)
@@ -77,10 +89,13 @@ def repair_store(store: Any, suite: Any, *, agent_timeout: float | None = None) 
             _refuse_damaged_attestation(store, name)
         except EmberError as exc:
             unrepaired.append(f"run {name}: {exc}")
+            failed.append(name)
         except Exception as exc:  # noqa: BLE001 - a store fault or a policy's own error: report, go on
             unrepaired.append(f"run {name}: {type(exc).__name__}: {exc}")
+            failed.append(name)
         repaired += done
-    return RepairReport(tuple(repaired), tuple(unrepaired))
+    history_repaired, history_unrepaired = repair_history(store, failed)
+    return RepairReport(tuple(repaired + history_repaired), tuple(unrepaired + history_unrepaired))
 
 
 def _refuse_damaged_attestation(store: Any, run: str) -> None:

@@ -21,18 +21,32 @@ def _on_ray(suite, manifest, policy, out, drive, *, store=None, workers=2):  # n
         return run_evaluation(manifest, suite, policy, "m", out, executor=ex, store=store)
 
 
+@pytest.fixture(scope="module")
+def in_process(suite, tmp_path_factory):  # noqa: ANN001, ANN201
+    """``in_process(policy)``: the in-process, one-at-a-time artifact of ``policy`` on the varied manifest
+    (made once per policy: every batch size is compared with the same bytes)."""
+    made: dict[str, bytes] = {}
+
+    def get(policy: str) -> bytes:
+        if policy not in made:
+            out = tmp_path_factory.mktemp("in-process") / "reference.json"
+            run_evaluation(manifest_of(suite, VARIED, seeds=(0, 1, 2)), suite, policy, "m", out)
+            made[policy] = out.read_bytes()
+        return made[policy]
+
+    return get
+
+
 @pytest.mark.parametrize("batch", [1, 7, 64])
 @pytest.mark.parametrize("policy", ["random", f"{POLICIES}:NumpyMLP"])
-def test_batched_on_ray_is_byte_identical_to_one_at_a_time_in_process(ray_cluster, suite, tmp_path, policy,
-                                                                       batch) -> None:  # noqa: ANN001
+def test_batched_on_ray_is_byte_identical_to_one_at_a_time_in_process(ray_cluster, suite, tmp_path, in_process,
+                                                                       policy, batch) -> None:  # noqa: ANN001
     """Every worker plays its calls' episodes B at a time in lockstep; the artifact (with a store: records put
     by the workers) is the in-process one-at-a-time artifact, episodes of different lengths included."""
     manifest = manifest_of(suite, VARIED, seeds=(0, 1, 2))
-    reference = tmp_path / "reference.json"
-    run_evaluation(manifest, suite, policy, "m", reference)
     out = tmp_path / "ray.json"
     summary = _on_ray(suite, manifest, policy, out, DriveOptions(batch_size=batch), store=open_store(tmp_path / "s"))
-    assert out.read_bytes() == reference.read_bytes()
+    assert out.read_bytes() == in_process(policy)
     assert summary.ran == len(manifest.episodes)
 
 

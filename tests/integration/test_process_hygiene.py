@@ -160,7 +160,13 @@ def test_unreachable_cluster_and_too_many_workers_fail_fast_in_one_line(name: st
     from emberbench.results.manifest import write_manifest
 
     write_manifest(dev_manifest, tmp_path / "m.json")
-    (tmp_path / "r.json").write_bytes(b"{}")
+    if name == "verify address":  # verify reads its file (and finds its suite) before joining a cluster
+        from emberbench.evaluation.runner import run_evaluation
+        from emberbench.sim.suite import load_suite
+
+        run_evaluation(dev_manifest, load_suite(), "stay", "g", tmp_path / "r.json")
+    else:
+        (tmp_path / "r.json").write_bytes(b"{}")
     env = subprocess_env()
     env.pop("RAY_AUTH_TOKEN_PATH", None)
     env.update({"RAY_AUTH_TOKEN": secrets.token_hex(32), "EMBERBENCH_CONNECT_TIMEOUT": "3", "HOME": str(tmp_path)})

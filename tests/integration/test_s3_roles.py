@@ -158,7 +158,7 @@ def test_maintainer_collects_garbage_and_removes_runs(enforced) -> None:  # noqa
     """The maintainer's gc deletes unreferenced objects and rm-run deletes a run; the ref log records it."""
     locator, _, runs, _ = enforced
     gc = emberbench(enforced, "maintainer", "store", "gc", "--grace", "0", "--apply", "--store", locator)
-    assert gc.returncode == 0 and " unreferenced but within the 0 s grace period; deleted " in gc.stdout, gc.stderr
+    assert gc.returncode == 0 and " unreferenced within the 0 s grace period, " in gc.stdout and "\ndeleted " in gc.stdout, gc.stderr
     assert "; deleted 0 " not in gc.stdout  # the unreferenced object at least (and superseded run-infos)
     removed = emberbench(enforced, "maintainer", "store", "rm-run", runs[1][4:12], "--apply", "--store", locator)
     assert removed.returncode == 0 and "deleted journal" in removed.stdout, removed.stderr

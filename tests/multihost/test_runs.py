@@ -53,7 +53,7 @@ def test_run_from_the_client_plays_on_both_workers_and_matches_in_process(rig, m
     by_host = Counter(names[next(iter(writers[d]))] for d in digests)
     assert len(by_host) == 2, f"records written per worker host: {by_host}"
     played = ", ".join(f"{name} {count} episodes" for name, count in sorted(by_host.items()))
-    assert proc.stdout.splitlines()[-1] == f"nodes: {played}", proc.stdout
+    assert f"nodes: {played}" in proc.stdout.splitlines(), proc.stdout
 
     run_id = journal_name(manifest.hash, "g")[4:16]
     show = rig.run("client", ["emberbench", "runs", "show", run_id, "--store", rig.s3_locator(PREFIX)], timeout=60)

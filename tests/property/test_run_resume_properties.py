@@ -20,6 +20,7 @@ from emberbench.errors import EmberError
 from emberbench.policies import GreedyPolicy
 from emberbench.evaluation.runner import run_evaluation
 from emberbench.evaluation.store_runner import open_store
+from tests.hypothesis_profiles import examples
 from tests.run_support import TAMPERS, freeze, journaled_keys, small_manifest, tamper
 
 EPISODES = 6
@@ -69,7 +70,7 @@ def frozen_run(world, suite, kill: int, every: int) -> Path:  # noqa: ANN001
     return _FROZEN[kill, every]
 
 
-@settings(max_examples=16)
+@settings(max_examples=examples(16))
 @example(kill=3, every=2, kind="artifact-byte", pick=0, offset=77)
 @example(kill=4, every=1, kind="record-byte", pick=1, offset=5)
 @example(kill=2, every=0, kind="record-delete", pick=0, offset=0)

@@ -16,13 +16,15 @@ from emberbench.statistics.bootstrap import bootstrap_interval
 from emberbench.statistics.exact import ExactVector, sort_exact
 from emberbench.statistics.stream import bootstrap_seed
 
+from tests.hypothesis_profiles import examples
+
 _REF_PATH = Path(__file__).resolve().parents[1] / "unit" / "statistics" / "stats_reference.py"
 _spec = importlib.util.spec_from_file_location("stats_reference_for_properties", _REF_PATH)
 assert _spec is not None and _spec.loader is not None
 reference = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(reference)
 
-PROFILE = settings(derandomize=True, deadline=None, max_examples=60)
+PROFILE = settings(derandomize=True, deadline=None, max_examples=examples(60))
 
 fractions = st.builds(
     Fraction,

@@ -16,8 +16,10 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterable
+from pathlib import Path
 
 from .errors import RigError, RigUnavailable
 
@@ -29,6 +31,22 @@ def require_tools() -> None:
     for tool in ("ip", "unshare", "nsenter", "mount", "hostname"):
         if shutil.which(tool) is None:
             raise RigUnavailable(f"needs {tool!r} on PATH (iproute2, util-linux)")
+    require_visible_code()
+
+
+HIDDEN = ("/tmp", "/home/ember", "/srv")
+"""Folders every test host mounts a private folder over (see :mod:`tests.rig.launch`)."""
+
+
+def require_visible_code() -> None:
+    """The hosts run this Python and this checkout from the machine's file system: neither may lie in a
+    folder the hosts hide behind a private one, or :class:`RigUnavailable` says which and where."""
+    project = Path(__file__).resolve().parents[2]
+    for what, path in (("the Python running the tests", Path(sys.executable).parent), ("the project", project)):
+        for hidden in HIDDEN:
+            if path == Path(hidden) or Path(hidden) in path.parents:
+                raise RigUnavailable(f"needs {what} outside {hidden} ({path} is there): every test host mounts a "
+                                     f"private {hidden} over it; clone the project elsewhere")
 
 
 def ip(*args: str, check: bool = True) -> str:

@@ -14,6 +14,8 @@ are at the end.
 
 from __future__ import annotations
 
+import gc
+
 import json
 import os
 import shutil
@@ -110,19 +112,6 @@ HOSTILE_OUTPUTS: dict[str, Callable[[Path], None]] = {
 
 
 # -- the valid material the commands need besides the hostile part ------------------------------
-
-@pytest.fixture(scope="module", autouse=True)
-def _command_built_once() -> Iterator[None]:
-    """typer rebuilds the whole click command tree on every invocation (about 70 ms); this module makes
-    some 550, so it builds the tree once (the same object typer would build) and hands it back."""
-    import typer.testing
-
-    real = typer.testing._get_command
-    built = real(app)
-    typer.testing._get_command = lambda given: built if given is app else real(given)
-    yield
-    typer.testing._get_command = real
-
 
 @pytest.fixture(scope="module")
 def good(tmp_path_factory: pytest.TempPathFactory, suite) -> Path:  # noqa: ANN001
@@ -332,7 +321,12 @@ ARGUMENT_CASES = [
 # -- running one case --------------------------------------------------------------------------
 
 def _snapshot(*roots: Path) -> dict[str, tuple[int, int, int, int]]:
-    """Every path under ``roots`` (links not followed): type and mode, inode, size, modification time."""
+    """Every path under ``roots`` (links not followed): type and mode, inode, size, modification time.
+
+    Stores that earlier in-process commands dropped are collected first: each holds a writer lease file in
+    the store's tmp/ until then, which would otherwise vanish between two snapshots.
+    """
+    gc.collect()
     seen = {}
     for root in roots:
         for folder, dirs, files in os.walk(root):

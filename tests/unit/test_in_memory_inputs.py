@@ -30,6 +30,7 @@ from emberbench.errors import (
     ResultError,
     StatisticsInputError,
 )
+from tests.hypothesis_profiles import examples
 from tests.run_support import small_manifest
 
 IDS = ["v1-pub-01-single-exit-sparse", "v1-pub-12-smouldering-two-exits"]
@@ -143,7 +144,7 @@ def test_any_field_of_a_result_replaced_is_refused_by_every_function(material, s
         assert part in ("record", "metrics") or name in ("record_digest", "digest", "model_id"), "pairing accepted it"
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(data=st.data())
 def test_a_random_replacement_anywhere_is_an_ember_error(material, suite, data) -> None:  # noqa: ANN001
     """Property: whatever field of whatever part is replaced by whatever value, aggregate_statistics raises a

@@ -15,6 +15,7 @@ from emberbench.io.canonical import canonical_bytes, sha256_hex
 from emberbench.errors import CanonicalFormError, ResultError
 from emberbench.results.stream import read_episode, read_header, verify_artifact
 from emberbench.evaluation.runner import run_evaluation
+from tests.hypothesis_profiles import examples
 from tests.run_support import small_manifest
 from tests.unit.loader_reference import reference_load, reference_verdict
 
@@ -266,7 +267,7 @@ def test_an_integer_beyond_64_bits_is_refused_as_the_whole_file_parser_does(arti
     assert str(new.value) == str(old.value)
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(data=st.data())
 def test_random_damage_gets_the_loaders_verdict(artifact, suite, tmp_path_factory, data) -> None:  # noqa: ANN001
     """Bytes deleted, inserted or replaced anywhere: the streaming verdict is the loader's (tiny blocks too)."""

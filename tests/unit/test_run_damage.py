@@ -106,7 +106,7 @@ def test_a_run_info_ref_holding_no_key_is_an_integrity_error_fsck_repair_rebuild
     assert check.exit_code == 1 and f"damaged  run {name}: integrity error: ref runs/{name}" in check.output
     repair = invoke("store", "fsck", "--store", locator, "--repair")
     assert repair.exit_code == 0, repair.output
-    assert f"ref runs/{name} rebuilt" in repair.output and "0 run(s) not repaired" in repair.output
+    assert f"ref runs/{name} rebuilt" in repair.output and "0 not repaired" in repair.output
     info = read_run_info(store, name)
     assert info.verification is not None and "rebuilt" in info.verification.detail
     _sound_again(store, locator, manifest, out, suite, name)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import os
 from pathlib import Path
 
@@ -25,7 +27,11 @@ class _OneAtATime(InProcessExecutor):
 
 
 def _tree(root: Path) -> dict[str, bytes | None]:
-    """Every folder (``None``) and regular file (its bytes) under ``root``, by relative path."""
+    """Every folder (``None``) and regular file (its bytes) under ``root``, by relative path.
+
+    Stores dropped by earlier in-process calls are collected first: each holds a writer lease file until then.
+    """
+    gc.collect()
     found: dict[str, bytes | None] = {}
     for folder, dirs, files in os.walk(root):
         for name in dirs:

@@ -88,6 +88,7 @@ def test_signed_run_verifies_and_names_its_signer(signed: SignedRun, suite) -> N
     assert check_run_attestation(signed.store, signed.run, RING).state == "signed"
 
 
+@pytest.mark.s3  # reaches the S3 server through request.getfixturevalue
 def test_unsigned_run_still_verifies_and_says_so(tmp_path, suite, request) -> None:  # noqa: ANN001
     """A run without an attestation is `unsigned`; its verdict is unaffected."""
     for locator in (str(tmp_path / "store"), request.getfixturevalue("s3_locator")):

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from emberbench.store import Codec, IntegrityError, key_of
 from emberbench.store.frame import HEADER_LENGTH, decode_frame, encode_frame
 
+from tests.hypothesis_profiles import examples
+
 DATA = b'{"hello":"world"}'
 KEY = key_of(DATA)
 # Golden frame of DATA with codec NONE. Changing it means changing the format version.
@@ -82,7 +84,7 @@ def test_zlib_trailing_garbage_refused() -> None:
         decode_frame(key_of(data), header, stored)
 
 
-@settings(derandomize=True, max_examples=50, deadline=None)
+@settings(derandomize=True, max_examples=examples(50), deadline=None)
 @given(data=st.binary(max_size=5000), codec=st.sampled_from(list(Codec)))
 def test_round_trip(data: bytes, codec: Codec) -> None:
     """Any bytes round-trip through any codec."""

@@ -19,8 +19,8 @@ from conftest import is_s3, write_raw
 RUN = "run-" + "ab" * 32
 
 
-def _delete_entry(st, seq: int) -> None:  # noqa: ANN001
-    name = f"reflog/{seq:012d}"
+def _delete_entry(st, seq: int, rel: str | None = None) -> None:  # noqa: ANN001
+    name = rel or f"reflog/{seq:012d}"
     if is_s3(st):
         st.backend.client.delete_object(Bucket=st.backend.bucket, Key=st.backend.prefix + name)
     else:
@@ -125,6 +125,41 @@ def test_adopt_records_refs_made_before_the_log(store) -> None:  # noqa: ANN001
     entry = store.refs.adopt("old/one")
     assert entry.note == "adopted" and entry.new == key and entry.old is None
     assert check_ref_log(store).ok
+
+
+def test_adopt_records_a_ref_moved_or_deleted_around_the_log(store) -> None:  # noqa: ANN001
+    """A ref that disagrees with its last entry (moved, or deleted, around the store) is adopted as it is now."""
+    from tests.run_support import invoke
+
+    a, b = store.put(b"a"), store.put(b"b")
+    store.refs.set(f"results/{RUN}", a)
+    store.refs.set("other/x", a)
+    write_raw(store, f"refs/results/{RUN}", (b + "\n").encode())
+    _delete_entry(store, -1, rel="refs/other/x")
+    report = check_ref_log(store)
+    assert not report.damage and [(d.ref, d.value, d.last.new) for d in report.disagreements] == [
+        ("other/x", None, a), (f"results/{RUN}", b, a)]
+    assert report.problems == tuple(d.line for d in report.disagreements)
+    adopted = invoke("store", "log", "--adopt", "--store", store.locator)
+    assert adopted.exit_code == 0 and "2 ref(s) adopted" in adopted.output, adopted.output
+    assert "adopted  other/x -> deleted" in adopted.output
+    moved = store.refs.history(f"results/{RUN}")[-1]
+    assert (moved.old, moved.new, moved.note) == (a, b, "adopted")
+    assert check_ref_log(store).ok
+    assert "0 ref(s) adopted" in invoke("store", "log", "--adopt", "--store", store.locator).output
+
+
+def test_the_logs_own_damage_is_told_apart_from_refs_that_disagree(store) -> None:  # noqa: ANN001
+    """`damage` holds the log's own problems (never repaired); a ref whose only entry is unreadable disagrees too."""
+    key = store.put(b"k")
+    for i in range(3):
+        store.refs.set(f"t/{i}", key)
+    write_raw(store, "reflog/000000000001", b"garbage")
+    report = check_ref_log(store)
+    assert report.damage == ("ref log entry 1: not a JSON entry",)
+    assert [d.ref for d in report.disagreements] == ["t/1"] and report.disagreements[0].last is None
+    assert store.refs.log.entry_digest(1) == __import__("hashlib").sha256(b"garbage").hexdigest()
+    assert store.refs.log.entry_digest(7) is None
 
 
 def test_an_adjacent_pair_logged_out_of_order_is_accepted(store) -> None:  # noqa: ANN001
