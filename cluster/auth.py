@@ -53,7 +53,7 @@ class RayAuthenticator:
         self.max_in_flight = max_in_flight
         self.replayed = 0
         self._ray = import_ray()
-        self._task = self._ray.remote(num_cpus=1, max_retries=3)(authenticate_chunk)
+        self._task = self._ray.remote(num_cpus=1, max_retries=3, enable_task_events=False)(authenticate_chunk)
         self._suites: dict[str, Any] = {}
 
     def __enter__(self) -> RayAuthenticator:

@@ -85,8 +85,8 @@ def ray_executor(suite: Suite, policy: str, *, store: Any = None, workers: int |
             import ray
 
             count = resources.fit_workers(workers, info.workers, ray.cluster_resources())
-        with RayExecutor(suite, policy, workers=count, store_root=store_root, agent_timeout=agent_timeout,
-                         agent_log=agent_log, drive=drive, resources=resources) as executor:
+        with RayExecutor(suite, policy, workers=count, store_root=store_root, store=store,
+                         agent_timeout=agent_timeout, agent_log=agent_log, drive=drive, resources=resources) as executor:
             yield executor
 
 

@@ -47,7 +47,7 @@ class RayMapper:
         self.workers, self.jobs_per_task = max(1, workers), max(1, jobs_per_task)
         self.in_flight = self.workers * max(1, in_flight_per_worker)
         self._ray = import_ray()
-        self._remote = self._ray.remote(num_cpus=1, max_retries=3)(_run_jobs)
+        self._remote = self._ray.remote(num_cpus=1, max_retries=3, enable_task_events=False)(_run_jobs)
 
     def __call__(self, function: Callable[[Any], Any], jobs: Iterable[Any]) -> list[Any]:
         """Return ``[function(job) for job in jobs]``, computed by Ray tasks.

@@ -50,6 +50,20 @@ LOOPBACK_VAR = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 EMBEDDED_OBJECT_STORE_BYTES = 512 * 1024 * 1024
 """Objects that cross processes here are small (batches of outcomes, chunks of
 records), so an embedded instance does not reserve Ray's default third of RAM."""
+EMBEDDED_SYSTEM_CONFIG: dict[str, Any] = {"enable_metrics_collection": False, "event_stats": False,
+                                          "worker_niceness": 0}
+"""How an embedded instance differs from Ray's defaults.
+
+* No metrics and no event-loop statistics: every Ray process records and
+  exports metrics to the dashboard agent, and statistics of each event-loop
+  handler. Nothing reads them (there is no dashboard), and they cost CPU in
+  every process of the instance (docs/cluster.md, "What Ray costs"). Task
+  events are turned off per actor and task instead
+  (``enable_task_events=False``), which holds on a joined cluster too.
+* Workers at the command's own priority (``worker_niceness`` 0: no niceness
+  added), not Ray's default of 15: the workers are the command's work, and at
+  niceness 15 they got a small fraction of the CPU whenever anything else ran
+  on the machine, so a Ray run was slower than the same run in process."""
 
 
 def require_token_auth() -> None:
@@ -165,7 +179,7 @@ def _start_embedded(ray: ModuleType, workers: int | None, kwargs: dict[str, Any]
     available = local_cpus()
     ensure_private_token()
     ray.init(address="local", num_cpus=workers or available, include_dashboard=False,
-             object_store_memory=EMBEDDED_OBJECT_STORE_BYTES, **kwargs)
+             object_store_memory=EMBEDDED_OBJECT_STORE_BYTES, _system_config=dict(EMBEDDED_SYSTEM_CONFIG), **kwargs)
 
 
 @contextlib.contextmanager

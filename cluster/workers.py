@@ -158,7 +158,7 @@ class EpisodeWorker:
                 if self.store is not None:  # a store fault is this node's, not the policy's: not caught here
                     self.store.put(record_bytes, key=outcome.record_digest)
                     outcome = EpisodeOutcome(outcome.index, outcome.record_digest, None, outcome.metrics_bytes,
-                                             usage=outcome.usage)
+                                             usage=outcome.usage, record_size=len(record_bytes))
                 outcomes.append(outcome)
         finally:
             played.close()  # episodes still in flight (a store fault) are given up and their policies closed

@@ -311,12 +311,24 @@ class JournalWriter:
 
     def _prepare(self, items: list[tuple[int, Mapping[str, Any], Iterable[str]]]
                  ) -> list[tuple[int, JournalEntry, bytes]]:
-        """Check the keys of ``items`` (valid and stored) and frame each one."""
+        """Check the keys of ``items`` (valid and stored) and frame each one.
+
+        When ``has`` can also check many keys at once (a ``missing`` method,
+        as the store's has: one writer guard for the batch instead of one per
+        key), the batch's keys are checked with one call.
+        """
+        missing = getattr(self._has, "missing", None)
+        if missing is not None:
+            wanted = [key for _, _, keys in items for key in keys]
+            absent = set(missing([validate_key(k) for k in wanted]))
+            has: Callable[[str], bool] = lambda key: key not in absent  # noqa: E731
+        else:
+            has = self._has
         prepared = []
         for kind, data, keys in items:
             checked = tuple(validate_key(k) for k in keys)
             for key in checked:
-                if not self._has(key):
+                if not has(key):
                     raise ObjectNotFoundError(key)
             try:
                 frame = encode_entry(kind, data, checked)

@@ -117,8 +117,8 @@ def run(
     executor: Annotated[Optional[ExecutorKind], typer.Option(
         "--executor", case_sensitive=False,
         help="local (in this process, no Ray) or ray (episode workers on Ray). Default: chosen by the work: "
-             "in process when fewer than 200 episodes are left (or none), else Ray; --address, --workers "
-             "or --runtime-env mean Ray.")] = None,
+             "Ray when the episodes left are estimated to take long enough in process for Ray's start-up to "
+             "pay off (docs/cluster.md), else in process; --address, --workers or --runtime-env mean Ray.")] = None,
     workers: WorkersOption = None,
     address: AddressOption = None,
     runtime_env: RuntimeEnvOption = None,
@@ -348,14 +348,15 @@ def _worker_resources(gpus: float | None, resources: dict[str, float] | None) ->
 
 def _by_the_work(suite: Any, policy: str, factory: Any, store: Any, agent_timeout: float, log_dir: str | None,
                  bar: Any, chosen: list[Any], drive: Any) -> Any:
-    """The runner's ``executor_for`` without --executor: choose by the episodes left, note it, open it."""
+    """The runner's ``executor_for`` without --executor: choose by the work left, note it, open it."""
     import contextlib
 
-    from ..evaluation.executor_choice import choose_executor
+    from ..evaluation.executor_choice import choose_executor, estimate_seconds
     from ..evaluation.runner import InProcessExecutor
 
-    def open_executor(pending: int) -> Any:
-        choice = choose_executor(pending)
+    def open_executor(pending: Any) -> Any:
+        work = estimate_seconds(suite, pending, policy, concurrency=drive.concurrency)
+        choice = choose_executor(len(pending), work_seconds=work)
         chosen.append(choice)
         if choice.kind is ExecutorKind.LOCAL:
             return contextlib.nullcontext(InProcessExecutor(suite, factory, store=store, spec=policy, drive=drive))

@@ -27,6 +27,10 @@ class EpisodeOutcome:
         node: the host name of the machine that played it, when that is not
             this one (a Ray worker's); None means this machine. It goes to
             the run-info and the summary, never into the artifact.
+        record_size: the record's length when another process put it into
+            the store and the executor vouches that the coordinator's store
+            holds it (the Ray executor checks one record per node), so the
+            sink need not ask the store; None otherwise.
     """
 
     index: int
@@ -36,6 +40,7 @@ class EpisodeOutcome:
     stored_record: bytes | None = None
     usage: Any = None
     node: str | None = None
+    record_size: int | None = None
 
 
 __all__ = ["EpisodeOutcome"]

@@ -43,8 +43,8 @@ from ..results.header import validate_model_id
 from ..sim.suite import Suite
 
 Progress = Callable[[int, int], None]
-ExecutorFor = Callable[[int], AbstractContextManager["Executor"]]
-"""Given the number of episodes left to play, open the executor that plays them (see ``executor_for``)."""
+ExecutorFor = Callable[[Sequence[ManifestEntry]], AbstractContextManager["Executor"]]
+"""Given the episodes left to play, open the executor that plays them (see ``executor_for``)."""
 
 
 class Executor(Protocol):
@@ -257,7 +257,7 @@ def run_evaluation(
         output_lock: an :class:`OutputLock` on ``output_path`` the caller
             already holds (a Ray run takes it before starting workers).
         executor_for: instead of ``executor``, called once resume has
-            counted the episodes left, with that count; the context manager
+            found the episodes left, with those episodes; the context manager
             it returns opens (and closes) the executor, so a run with nothing
             or little left need not start Ray
             (:func:`emberbench.evaluation.executor_choice.choose_executor`). Resumed
@@ -342,7 +342,7 @@ def _run(manifest: EvaluationManifest, suite: Suite, model_id: str, out: Path, e
     usage: Any = None
     error: BaseException | None = None
     try:
-        opened = executor_for(len(pending)) if executor_for is not None else contextlib.nullcontext(executor)
+        opened = executor_for(pending) if executor_for is not None else contextlib.nullcontext(executor)
         with opened as chosen:
             if progress:
                 progress(resumed, total)

@@ -2,10 +2,10 @@
 
 Each finished episode costs one record object (written once, keyed by its
 SHA-256, which is the artifact's ``record_digest``) and one small journal
-entry ``{"index", "digest"}``: fsynced at once on a local store; on S3, where
-each write is a request and a segment object, written in batches (at most
+entry ``{"index", "digest"}``. Entries are written in batches (at most
 :data:`JOURNAL_BATCH` episodes or :data:`JOURNAL_SECONDS` apart, see
-:meth:`StoreSink.flush_journal`), each batch durable in one write. The journal starts with a header (policy
+:meth:`StoreSink.flush_journal`), each batch durable in one write: one fsync
+on a local store, one request and segment object on S3. The journal starts with a header (policy
 spec, EMBERBench version, start time; :mod:`emberbench.evaluation.run_info`) and the
 run's provenance lives in a run-info object under ``runs/<journal name>``.
 
@@ -37,6 +37,7 @@ import ``store`` at module level.
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 import zlib
 from array import array
@@ -61,8 +62,10 @@ CHECKPOINT_BUDGET = 0.25
 """Time checkpoints of one run together write at most this fraction of the projected final artifact."""
 JOURNAL_BATCH = 64
 JOURNAL_SECONDS = 1.0
-"""On a remote store (S3), episode entries wait for at most JOURNAL_BATCH episodes or JOURNAL_SECONDS, then go
-in one journal write; on a local store each is written (and fsynced) at once."""
+"""Episode entries wait for at most JOURNAL_BATCH episodes or JOURNAL_SECONDS, then go in one journal write (one
+fsync on a local store, one request on S3): an fsync per episode held a local-store coordinator to about a thousand
+episodes per second, a third of what it takes in with batches (docs/cluster.md, "The coordinator's ceiling"). A
+run's first episode is written at once, so a run that is killed again and again still makes progress."""
 
 def _journal_failure(name: str, store: Any, exc: Exception) -> RunIntegrityError:
     return RunIntegrityError(f"integrity error: the run journal {name} in store {store_name(store)} cannot be read: {exc}; "
@@ -194,8 +197,8 @@ class StoreSink:
             self.spool.close()
             raise
         self._pending: list[tuple[dict[str, Any], list[str]]] = []  # journal entries not yet written
-        self._batch = JOURNAL_BATCH if getattr(getattr(store, "backend", None), "remote", False) else 1
-        self._flushed = time.monotonic()
+        self._batch = JOURNAL_BATCH
+        self._flushed = -math.inf  # the first episode is journaled at once: a run killed early still advances
         self._spent = 0
         self._header_size = -1
         self._last = time.monotonic()
@@ -355,6 +358,8 @@ class StoreSink:
         if record is not None:
             size = len(record)
             self.spool.add(index, digest, record)  # put with key=digest: the store checked it hashes to digest
+        elif outcome.record_size is not None:  # put by a worker; the executor checked its node writes here
+            size = outcome.record_size
         elif not self.store.has(digest):
             raise StoreUsageError(f"episode {index}: record {digest} is not in the store")
         else:
@@ -374,10 +379,9 @@ class StoreSink:
 
         Runs before anything else says an episode is done (an artifact
         checkpoint, a run-info update, the final result), so those never get
-        ahead of the journal. On S3, between flushes, a crash loses at most
-        the pending entries: their records are already stored, and a resume
-        plays those episodes again (same records, same keys). On a local
-        store every entry is flushed as it comes.
+        ahead of the journal. Between flushes, a crash loses at most the
+        pending entries: their records are already stored, and a resume
+        plays those episodes again (same records, same keys).
         """
         if self._pending:
             self.journal.append_many(self._pending)

@@ -90,7 +90,10 @@ def frozen_ray_runs(ray_cluster, suite, manifest, tmp_path_factory):  # noqa: AN
             freeze(live, frozen[done])
 
     store = open_store(live / "store")
-    with RayExecutor(suite, "greedy", workers=2, store_root=store.root) as ex:
+    # Every journal entry written at once, so that the journal runs ahead of the checkpointed artifact at each
+    # kill point (a run's batches do that only after a time flush).
+    with RayExecutor(suite, "greedy", workers=2, store_root=store.root) as ex, pytest.MonkeyPatch.context() as patch:
+        patch.setattr("emberbench.evaluation.store_runner.JOURNAL_BATCH", 1)
         run_evaluation(manifest, suite, "greedy", "g", live / "r.json", executor=ex, store=store,
                        checkpoint_every=2, progress=progress)
     return frozen

@@ -33,6 +33,9 @@ def world(tmp_path_factory, suite):  # noqa: ANN001
 
     fsync is a no-op here: durability is not what this test checks (a frozen
     copy stands for the crash), and it would make each example ten times slower.
+    Every journal entry is written at once, so that the journal runs ahead of
+    the checkpointed artifact at kill points (a run's batches do that only
+    after a time flush).
     """
     manifest = small_manifest(suite, seeds=(3, 11, 12))
     assert len(manifest.episodes) == EPISODES
@@ -41,6 +44,7 @@ def world(tmp_path_factory, suite):  # noqa: ANN001
     _FROZEN.clear()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("os.fsync", lambda fd: None)
+        patch.setattr("emberbench.evaluation.store_runner.JOURNAL_BATCH", 1)
         yield manifest, (base / "reference.json").read_bytes(), base
 
 
