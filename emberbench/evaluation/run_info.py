@@ -300,7 +300,7 @@ class RunInfo:
         if not isinstance(self.run, str) or _RUN_RE.fullmatch(self.run) is None:
             raise RunInfoError(f"run must be a journal name ([A-Za-z0-9][A-Za-z0-9._-]{{0,127}}), got {self.run!r:.80}")
         from ..errors import ResultError
-        from ..results.header import validate_model_id
+        from ..results.model_id import validate_model_id
 
         try:
             validate_model_id(self.model_id)

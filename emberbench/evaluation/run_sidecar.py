@@ -72,7 +72,7 @@ class RunSidecar:
 
     def __post_init__(self) -> None:
         from ..errors import ResultError
-        from ..results.header import validate_model_id
+        from ..results.model_id import validate_model_id
         from .run_info import JournalHeader
 
         JournalHeader(self.policy, self.emberbench_version, self.started)  # the same rules as the journal's

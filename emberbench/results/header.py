@@ -14,6 +14,7 @@ from typing import Any
 from ..errors import ManifestError, ResultError
 from ..io.versions import RESULT_VERSION
 from .manifest import EvaluationManifest, manifest_from_dict
+from .model_id import MAX_MODEL_ID, validate_model_id
 
 HEADER_FIELDS = (
     "suite_id", "suite_version", "suite_hash", "simulator_version", "observation_version", "metrics_version",
@@ -21,26 +22,6 @@ HEADER_FIELDS = (
 RESULT_KEYS = frozenset({"result_version", "model_id", "evaluation_manifest_hash", "manifest", "episodes",
                          *HEADER_FIELDS})
 EPISODE_KEYS = frozenset({"index", "scenario_id", "scenario_hash", "seed", "record_digest", "record", "metrics"})
-MAX_MODEL_ID = 256
-
-
-def validate_model_id(model_id: object) -> str:
-    """Return ``model_id`` if it is 1-256 printable characters with no outer whitespace.
-
-    Raises:
-        ResultError: otherwise.
-    """
-    if not isinstance(model_id, str):
-        raise ResultError(f"model_id must be a string, got {type(model_id).__name__}")
-    if not 1 <= len(model_id) <= MAX_MODEL_ID:
-        raise ResultError(f"model_id must have 1 to {MAX_MODEL_ID} characters, got {len(model_id)}")
-    if not model_id.isprintable():
-        raise ResultError(f"model_id {model_id!r} contains non-printable characters")
-    if model_id != model_id.strip():
-        raise ResultError(f"model_id {model_id!r} has leading or trailing whitespace")
-    return model_id
-
-
 def header_dict(manifest: EvaluationManifest, model_id: str) -> dict[str, Any]:
     """Every top-level artifact field except ``episodes``."""
     out: dict[str, Any] = {
