@@ -1,7 +1,10 @@
 """The S3 client of the S3 backend: building it, and turning its failures into store errors.
 
 The client is boto3's (see docs/store.md for why boto3 over obstore and
-s3fs). Credentials come from the standard AWS chain (environment variables,
+s3fs), built through botocore's session: boto3's own session adds only
+resources and file-transfer helpers the store does not use, and importing it
+(with s3transfer) costs a command like ``runs ls`` a noticeable part of its
+start-up. Credentials come from the standard AWS chain (environment variables,
 ``AWS_PROFILE`` and the shared config and credentials files, web identity,
 container and instance roles); the endpoint from the locator's ``endpoint``
 option, else the standard ``AWS_ENDPOINT_URL_S3`` / ``AWS_ENDPOINT_URL``
@@ -24,13 +27,13 @@ CONFLICT = "ConditionalRequestConflict"
 _NOT_FOUND = {"NoSuchKey", "404", "NotFound"}
 
 
-def import_boto3() -> Any:
-    """boto3, or a LocatorError telling how to install S3 support."""
+def import_botocore_session() -> Any:
+    """botocore's session module (boto3's client layer), or a LocatorError telling how to install S3 support."""
     try:
-        import boto3
+        import botocore.session
     except ImportError:
         raise LocatorError("s3://", "S3 support is not installed (pip install 'emberbench[s3]')") from None
-    return boto3
+    return botocore.session
 
 
 _CLIENTS: dict[tuple[int, str | None, str | None], Any] = {}
@@ -50,7 +53,7 @@ def make_client(endpoint: str | None, region: str | None) -> Any:
 
 
 def _build_client(endpoint: str | None, region: str | None) -> Any:
-    boto3 = import_boto3()
+    session_module = import_botocore_session()
     from botocore.config import Config
 
     config = Config(
@@ -64,8 +67,8 @@ def _build_client(endpoint: str | None, region: str | None) -> Any:
         request_checksum_calculation="when_required",
         response_checksum_validation="when_required",
     )
-    session = boto3.session.Session()
-    return session.client("s3", endpoint_url=endpoint, region_name=region, config=config)
+    session = session_module.get_session()
+    return session.create_client("s3", endpoint_url=endpoint, region_name=region, config=config)
 
 
 def error_code(exc: BaseException) -> str | None:
