@@ -2,7 +2,11 @@
 
 The root callback takes ``--version`` and the verbosity flags ``-v``/``-q``
 (:mod:`emberbench.cli.verbosity`). Each command module exposes
-``register(app)``. A command parses its options, calls one library function
+``register(app)``; the console script registers only the module of the
+command named on its command line (:func:`command_module`), so that a
+command imports what it uses and not what the others do (numpy, the viewer),
+while ``app``, the root with every command, is built on first use (help,
+completion, tests). A command parses its options, calls one library function
 and prints; every :class:`EmberError` becomes one line on stderr and exit
 status 1 (see :mod:`emberbench.cli._common`). The root group
 (:class:`EmberGroup`) turns everything else that can end a run into one line
@@ -23,6 +27,7 @@ if __name__ == "__main__":  # before the slow imports below (docs/evaluation.md,
     install_early()
 
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -35,6 +40,7 @@ from ..errors import EmberError
 from . import verbosity
 from ._common import fail, quiet_exit_on_broken_pipe, stdout_is_broken
 from ._typer_compat import hide_flag_value_types, plain_help, types_as_words
+from .completion_cmd import COMPLETE_VAR
 from .stop_signals import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, exit_status, signals_raise
 
 
@@ -106,33 +112,28 @@ def _line(message: str, code: int) -> int:
     return fail(message, code).exit_code
 
 
-app = typer.Typer(
-    name="emberbench",
-    help="EMBERBench: evaluate evacuation policies on a deterministic fire simulator.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    cls=EmberGroup,
-)
-
-# Command modules, in the order their commands appear in --help.
-_COMMAND_MODULES = (
-    "emberbench.cli.suite_cmd",
-    "emberbench.cli.policies_cmd",
-    "emberbench.cli.episode_cmd",
-    "emberbench.cli.eval_cmd",
-    "emberbench.cli.stats_cmd",
-    "emberbench.cli.view_cmd",
-    "emberbench.cli.report_cmd",
-    "emberbench.cli.plot_cmd",
-    "emberbench.cli.export_cmd",
-    "emberbench.cli.grouped_rates_cmd",
-    "emberbench.cli.store_cmd",
-    "emberbench.cli.runs_cmd",
-    "emberbench.cli.keys_cmd",
-    "emberbench.cli.cluster_cmd",
-    "emberbench.cli.completion_cmd",
-)
+# Command modules, in the order their commands appear in --help, each with the top-level commands it
+# registers (tests/unit/test_cli_startup.py checks this table against what each module registers).
+_COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "emberbench.cli.suite_cmd": ("suite",),
+    "emberbench.cli.policies_cmd": ("policies",),
+    "emberbench.cli.episode_cmd": ("episode", "replay"),
+    "emberbench.cli.eval_cmd": ("manifest", "run", "verify", "pair"),
+    "emberbench.cli.stats_cmd": ("stats", "compare"),
+    "emberbench.cli.view_cmd": ("view",),
+    "emberbench.cli.report_cmd": ("report",),
+    "emberbench.cli.plot_cmd": ("plot",),
+    "emberbench.cli.export_cmd": ("export",),
+    "emberbench.cli.grouped_rates_cmd": ("grouped-rates",),
+    "emberbench.cli.store_cmd": ("store",),
+    "emberbench.cli.runs_cmd": ("runs",),
+    "emberbench.cli.keys_cmd": ("keys",),
+    "emberbench.cli.cluster_cmd": ("submit",),
+    "emberbench.cli.completion_cmd": ("completion",),
+}
+_MODULE_OF = {command: module for module, commands in _COMMAND_MODULES.items() for command in commands}
+_ROOT_FLAGS = frozenset({"-v", "--verbose", "-q", "--quiet"})
+"""Root options that take no value: they may stand before the command's name."""
 
 
 def _print_version(value: bool) -> None:
@@ -143,7 +144,6 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
                                  help="Print the EMBERBench version and exit."),
@@ -161,16 +161,71 @@ def _root(
     verbosity.configure(level)
 
 
-hide_flag_value_types()
-types_as_words()
-for _name in _COMMAND_MODULES:
-    importlib.import_module(_name).register(app)
-plain_help(app)  # every command's help within 80 columns, descriptions about 48 wide
+def build_app(modules: Sequence[str] | None = None) -> typer.Typer:
+    """The root app with the commands of ``modules`` (keys of :data:`_COMMAND_MODULES`; None: every one)."""
+    built = typer.Typer(
+        name="emberbench",
+        help="EMBERBench: evaluate evacuation policies on a deterministic fire simulator.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        cls=EmberGroup,
+    )
+    built.callback()(_root)
+    hide_flag_value_types()
+    types_as_words()
+    for name in _COMMAND_MODULES if modules is None else modules:
+        importlib.import_module(name).register(built)
+    plain_help(built)  # every command's help within 80 columns, descriptions about 48 wide
+    return built
+
+
+def command_module(args: Sequence[str]) -> str | None:
+    """The one command module that ``args`` (a command line, without the program) needs, or None for all.
+
+    The command's name is the first word after the root's flags. Every
+    command module is needed when there is none (the root's help), when
+    something else stands before it (``--help``, ``--version``, an unknown
+    option: the root answers), when the name is no command (the error
+    suggests the nearest of them all), and when the shell asks for
+    completions (they cover every command).
+    """
+    if os.environ.get(COMPLETE_VAR):
+        return None
+    for arg in args:
+        if not _is_root_flag(arg):
+            return None if arg.startswith("-") else _MODULE_OF.get(arg)
+    return None
+
+
+def _is_root_flag(arg: str) -> bool:
+    """``-v``, ``--verbose``, ``-q``, ``--quiet``, or short ones run together (``-vv``)."""
+    return arg in _ROOT_FLAGS or (len(arg) > 1 and arg[0] == "-" and arg[1] != "-" and set(arg[1:]) <= {"v", "q"})
+
+
+_APP: typer.Typer | None = None
+
+
+def __getattr__(name: str) -> Any:
+    """``app``: the root app with every command (built on first use; the console script builds less)."""
+    global _APP
+    if name == "app":
+        if _APP is None:
+            _APP = build_app()
+        return _APP
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
-    """Run the CLI (console-script entry point)."""
-    app()
+    """Run the CLI (console-script entry point), with only the command module the command line names.
+
+    Importing every command module costs more than most commands do (the
+    plot and view modules alone pull in numpy and the viewer); a command
+    needs its own module only, and gets the same parser, help and errors
+    from it.
+    """
+    module = command_module(sys.argv[1:])
+    (build_app([module]) if module is not None else __getattr__("app"))()
 
 
 if __name__ == "__main__":  # ``python -m emberbench.cli.main``: the entrypoint of submitted Ray Jobs

@@ -49,7 +49,7 @@ GONE_SECONDS = 15.0
 # handler runs inside a finalizer (its exception would be lost).
 LOCAL_POINTS = [
     "import:typer",                                  # the CLI's first slow import
-    "import:rich",                                   # typer's output library
+    "import:pydantic",                               # typer's option coercion, as options are parsed
     "import:emberbench.cli.eval_cmd",                # the command modules
     "call:emberbench.cli.main:run_to_exit_status",   # the command is about to be parsed
     "call:emberbench.cli.args:parse_output_file",    # options being parsed
