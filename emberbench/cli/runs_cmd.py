@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import itertools
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -95,15 +97,20 @@ def ls(
     shown = select(rows, query)
     damaged = sum(row.info is None for row in shown)
     if as_json:
-        for piece in catalog_json_rows(st, shown):
-            typer.echo(piece, nl=False)
+        _echo_pieces(catalog_json_rows(st, shown))
     else:
         width = short_id_length([row.run for row in rows])
-        typer.echo(header_line(width))
-        for row in shown:
-            typer.echo(format_row(row, width, now=now))
+        _echo_pieces(line + "\n" for line in itertools.chain(
+            [header_line(width)], (format_row(row, width, now=now) for row in shown)))
     if damaged:
         raise fail(f"{damaged} run(s) listed as damaged: their run-info cannot be read (see above)")
+
+
+def _echo_pieces(pieces: Iterable[str], block: int = 1024) -> None:
+    """Print ``pieces`` as they come, ``block`` at a time (one write per line made 10,000 lines slow)."""
+    pieces = iter(pieces)
+    while chunk := "".join(itertools.islice(pieces, block)):
+        typer.echo(chunk, nl=False)
 
 
 def _catalog_rows(st, scan: bool) -> list:  # noqa: ANN001

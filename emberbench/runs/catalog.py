@@ -151,6 +151,12 @@ class Query:
                 raise StoreUsageError(f"--{name} must be a date like 2026-01-31 or a UTC time like "
                                       f"2026-01-31T12:00:00Z, got {value!r:.40}")
 
+    @property
+    def filtered(self) -> bool:
+        """Whether any filter is set (else every row is kept, without looking at it)."""
+        return any(value is not None for value in (self.model, self.manifest, self.state, self.suite, self.policy,
+                                                    self.user, self.since, self.until)) or bool(self.tags)
+
     def _state(self, info: RunInfo) -> str:
         return info.state if self.now is None else effective_state(info, self.now)
 
@@ -167,6 +173,10 @@ class Query:
                     or any(tag not in info.tags for tag in self.tags)
                     or (since is not None and info.started < since)
                     or (until is not None and info.started > until))
+
+
+def _run_name(row: CatalogRow) -> str:
+    return row.run
 
 
 def _sort_value(row: CatalogRow, key: str) -> tuple[Any, ...]:
@@ -187,8 +197,14 @@ def select(rows: Iterable[CatalogRow], query: Query) -> list[CatalogRow]:
     Damaged rows are always kept (no filter or limit hides damage): in id
     order among the others when sorting by id, else after them.
     """
-    kept = [row for row in rows if row.info is None or query.matches(row.info)]
-    kept.sort(key=lambda r: _sort_value(r, query.sort), reverse=query.reverse)
+    if query.filtered:
+        kept = [row for row in rows if row.info is None or query.matches(row.info)]
+    else:
+        kept = list(rows)
+    if query.sort == "id":
+        kept.sort(key=_run_name, reverse=query.reverse)  # damaged or not, by id alone
+    else:
+        kept.sort(key=lambda r: _sort_value(r, query.sort), reverse=query.reverse)
     if query.sort != "id":
         kept = [r for r in kept if r.info is not None] + [r for r in kept if r.info is None]
     if query.limit is None:
@@ -244,8 +260,8 @@ def short_id_length(runs: Iterable[str], minimum: int = DISPLAY_PREFIX) -> int:
     ids = sorted(run[len(RUN_PREFIX):] for run in runs)
     length = minimum
     for a, b in zip(ids, ids[1:]):
-        common = len(os.path.commonprefix([a, b]))
-        length = max(length, common + 1)
+        if a[:length] == b[:length]:  # else they differ within the digits shown already
+            length = max(length, len(os.path.commonprefix([a, b])) + 1)
     return min(length, 64)
 
 
@@ -441,8 +457,16 @@ def short_suite_id(suite_id: str) -> str:
 
 def _join(cells: list[str], id_length: int) -> str:
     widths = [id_length] + [width for _, width in COLUMNS[1:]]
+    text = "".join(cells)
+    if text.isascii() and text.isprintable() and all(map(_fits, cells, widths)):
+        # The common case, and the same line as below: every cell padded to its column, none cut.
+        return " ".join(map(str.ljust, cells, widths)).rstrip()
     return " ".join(fit(cell, width, keep_end=name == "SUITE")
                     for cell, width, (name, _) in zip(cells, widths, COLUMNS)).rstrip()
+
+
+def _fits(cell: str, width: int) -> bool:
+    return len(cell) <= width
 
 
 CATALOG_COLUMNS = columns(

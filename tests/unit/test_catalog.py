@@ -28,6 +28,49 @@ def test_short_id_length_tells_every_run_apart(ids, minimum, expected) -> None: 
     assert short_id_length(ids, minimum) == expected
 
 
+def test_short_id_length_agrees_with_comparing_every_pair() -> None:
+    """Many ids in clusters sharing 6 to 12 digits: the length is one more than the longest prefix any two share."""
+    import hashlib
+    import os
+
+    ids = []
+    for i in range(300):
+        digest = hashlib.sha256(str(i).encode()).hexdigest()
+        shared = 6 + i % 7
+        ids.append("run-" + H[:shared] + digest[shared:])  # every id shares `shared` digits with H
+    longest = max(len(os.path.commonprefix([a[4:], b[4:]])) for a in ids for b in ids if a != b)
+    assert short_id_length(ids) == longest + 1 > 8
+    assert short_id_length(ids[:1]) == 8
+
+
+def test_a_row_is_laid_out_as_each_cell_fits_its_column() -> None:
+    """Cells that fit are padded, a cell one column too long is cut with ~ (a suite from its end), and wide
+    characters count two: the line is the cells fitted one by one, whatever path lays it out."""
+    from emberbench.evaluation.run_info import RunInfo
+    from emberbench.runs.catalog import COLUMNS, CatalogRow
+    from emberbench.store import journal_name
+
+    def line(model: str, policy: str, suite: str) -> str:
+        info = RunInfo(run=journal_name("ab" * 32, model), model_id=model, policy=policy, manifest_hash="ab" * 32,
+                       suite_id=suite, suite_version="1", suite_hash="cd" * 32, emberbench_version="0.2.0",
+                       python_version="3.11.7", ray_version=None, host="h", user="u",
+                       started="2026-01-02T12:00:00Z", ended=None, episodes_done=12, episodes_scheduled=240,
+                       state="running")
+        return format_row(CatalogRow(info.run, info, None), 8)
+
+    def expected(model: str, policy: str, suite: str, run: str) -> str:
+        cells = [run[4:12], model, policy, suite, "12/240", "running", "2026-01-02"]
+        widths = [8] + [width for _, width in COLUMNS[1:]]
+        return " ".join(fit(c, w, keep_end=i == 3) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    for model, policy, suite in [("m" * 14, "p" * 10, "s" * 12), ("m" * 15, "p" * 10, "s" * 12),
+                                 ("m", "p" * 11, "x-" * 7), ("模型" * 4, "greedy", "v1-public"),
+                                 ("e\u0301t\u00e9-model", "greedy", "v1-public")]:
+        run = journal_name("ab" * 32, model)
+        assert line(model, policy, suite) == expected(model, policy, suite, run), (model, policy, suite)
+    assert line("m" * 15, "g", "s").split()[1] == "m" * 13 + "~"
+
+
 @pytest.mark.parametrize(("text", "columns", "keep_end", "expected"), [
     ("alpha", 8, False, "alpha   "),
     ("emberbench-v1-public", 12, False, "emberbench-~"),
@@ -209,3 +252,14 @@ def test_verify_of_an_unfinished_run_replays_its_journal_and_is_partial(tmp_path
     assert result.exit_code == 3, result.output
     assert "partial: " in result.output and "2/4 journaled episodes" in result.output
     assert read_run_info(store, row.run).verification.verdict == "partial"
+
+
+def test_the_listing_is_printed_whole_in_blocks(capsys) -> None:  # noqa: ANN001
+    """`runs ls` prints its lines a block at a time: every line, in order, however many blocks it takes."""
+    from emberbench.cli.runs_cmd import _echo_pieces
+
+    lines = [f"line {i}\n" for i in range(2500)]
+    _echo_pieces(iter(lines), block=1024)
+    assert capsys.readouterr().out == "".join(lines)
+    _echo_pieces(iter([]))
+    assert capsys.readouterr().out == ""
