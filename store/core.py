@@ -36,7 +36,14 @@ from pathlib import Path
 from typing import Any
 
 from .backend import Backend
-from .errors import IntegrityError, KeyMismatchError, NotLocalStoreError, ObjectNotFoundError, StoreIOError
+from .errors import (
+    IntegrityError,
+    KeyMismatchError,
+    NotLocalStoreError,
+    ObjectNotFoundError,
+    ObjectTooLargeError,
+    StoreIOError,
+)
 from .frame import HEADER_LENGTH, Codec, decode_frame, encode_frame, parse_header
 from .journal import JournalState, JournalWriter, parse
 from .keys import key_of, validate_key
@@ -300,17 +307,21 @@ class Store:
 
     # -- reading ---------------------------------------------------------------------
 
-    def get(self, key: str, *, verify_data: bool = False) -> bytes:
+    def get(self, key: str, *, verify_data: bool = False, max_length: int | None = None) -> bytes:
         """Return the raw bytes of ``key``, after checking frame and checksum.
 
         Args:
             key: the object key.
             verify_data: also re-hash the content with SHA-256 against ``key``.
+            max_length: refuse an object whose frame header gives a longer raw
+                length, before its content is read (one request on S3, where
+                :meth:`size` then :meth:`get` take two).
 
         Raises:
             InvalidKeyError: ``key`` is malformed (no path is built).
             ObjectNotFoundError: no such object.
             IntegrityError: the object fails a check; its bytes are not returned.
+            ObjectTooLargeError: it holds more than ``max_length`` bytes.
         """
         validate_key(key)
         reader, size = self.backend.open_object(key)
@@ -318,6 +329,8 @@ class Store:
         try:
             header = read_exact(reader, HEADER_LENGTH)
             head = parse_header(key, header, where)
+            if max_length is not None and head.raw_length > max_length:
+                raise ObjectTooLargeError(key, head.raw_length, max_length)
             if size - HEADER_LENGTH != head.stored_length:
                 raise IntegrityError(key, f"stored length {size - HEADER_LENGTH}, frame says {head.stored_length}",
                                      path=where)

@@ -90,6 +90,22 @@ class IntegrityError(StoreError, ValueError):
         self.path = path
 
 
+class ObjectTooLargeError(StoreError, ValueError):
+    """An object holds more bytes than the reader takes (``Store.get(..., max_length=)``); none were read.
+
+    Attributes:
+        key: the key that was read.
+        length: its raw length, as its frame header gives it.
+        cap: the most the reader takes.
+    """
+
+    def __init__(self, key: str, length: int, cap: int) -> None:
+        super().__init__(f"object {key} holds {length} bytes, more than the {cap} this reader takes")
+        self.key = key
+        self.length = length
+        self.cap = cap
+
+
 class KeyMismatchError(IntegrityError):
     """Bytes given to ``put`` do not hash to the key the caller expected."""
 

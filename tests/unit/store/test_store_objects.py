@@ -15,6 +15,7 @@ from emberbench.store import (
     InvalidKeyError,
     KeyMismatchError,
     ObjectNotFoundError,
+    ObjectTooLargeError,
     Store,
     StoreFormatError,
     fsck,
@@ -106,6 +107,20 @@ def test_zlib_objects_readable_by_any_store(store: Store) -> None:
     assert len(raw_object(store, key)) < len(data) // 10
     assert store.get(key, verify_data=True) == data
     assert store.size(key) == len(data)
+
+
+def test_get_with_a_cap_refuses_a_larger_object_from_its_header(store: Store) -> None:
+    """max_length bounds the raw length (a zlib object's too): one byte over is refused, naming both numbers."""
+    import pickle
+
+    data = b'{"a": 1}' * 5000
+    key = Store.open(store.locator, codec=Codec.ZLIB).put(data)
+    assert store.get(key, max_length=len(data)) == data
+    with pytest.raises(ObjectTooLargeError, match=f"holds {len(data)} bytes, more than the {len(data) - 1}") as err:
+        store.get(key, max_length=len(data) - 1)
+    assert (err.value.key, err.value.length, err.value.cap) == (key, len(data), len(data) - 1)
+    again = pickle.loads(pickle.dumps(err.value))
+    assert str(again) == str(err.value) and vars(again) == vars(err.value)
 
 
 def test_put_replaces_corrupt_object_and_keeps_evidence(store: Store) -> None:
