@@ -234,7 +234,7 @@ def build_index(store: Any) -> CatalogIndex:
 
 def load_index(store: Any) -> tuple[str | None, CatalogIndex | None, str | None]:
     """``(key, index, reason)``: the stored index and its key, or why there is none usable."""
-    from emberbench.store import Codec, RefError, StoreError, StoreIOError  # noqa: F401
+    from emberbench.store import ObjectTooLargeError, RefError, StoreError, StoreIOError
 
     try:
         key = store.refs.get(INDEX_REF)
@@ -243,11 +243,11 @@ def load_index(store: Any) -> tuple[str | None, CatalogIndex | None, str | None]
             return None, None, NO_INDEX
         return None, None, f"the catalog index ref is damaged ({exc.reason})"
     try:
-        if store.size(key) > MAX_INDEX_BYTES:
-            return key, None, f"the catalog index is larger than {MAX_INDEX_BYTES} bytes"
-        data = store.get(key)
+        data = store.get(key, max_length=MAX_INDEX_BYTES)  # one read: the cap is checked from its header
     except StoreIOError:
         raise
+    except ObjectTooLargeError:
+        return key, None, f"the catalog index is larger than {MAX_INDEX_BYTES} bytes"
     except StoreError as exc:
         return key, None, f"the catalog index object is damaged ({' '.join(str(exc).split())})"
     try:

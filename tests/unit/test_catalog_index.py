@@ -233,3 +233,19 @@ def test_an_index_ref_moved_around_the_store_is_not_used(store) -> None:  # noqa
     _write_raw(store, f"refs/{INDEX_REF}", (key + "\n").encode())
     assert query_index(store).reason == "the catalog index ref was changed without a ref log entry"
     assert any("changed without a ref log entry" in p for p in check_index(store))
+
+
+def test_the_index_is_read_in_one_request_and_capped_from_its_header(store, monkeypatch) -> None:  # noqa: ANN001
+    """Loading the index opens its object once (a size read, then the read, took two requests on S3); an index
+    over the cap is refused by its header's length, and `runs ls` lists by reading every run instead."""
+    _fill(store, 3)
+    reindex(store)
+    reader = open_store(store.locator)  # another process's view: it put nothing, so it knows no sizes
+    opened = []
+    original = reader.backend.open_object
+    monkeypatch.setattr(reader.backend, "open_object", lambda key: opened.append(key) or original(key))
+    key, index, reason = index_module.load_index(reader)
+    assert reason is None and len(index.runs) == 3 and opened == [key]
+    monkeypatch.setattr(index_module, "MAX_INDEX_BYTES", len(index.to_bytes()) - 1)
+    assert query_index(reader).reason == f"the catalog index is larger than {len(index.to_bytes()) - 1} bytes"
+    reader.close()
