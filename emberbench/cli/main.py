@@ -225,7 +225,26 @@ def main() -> None:
     from it.
     """
     module = command_module(sys.argv[1:])
-    (build_app([module]) if module is not None else __getattr__("app"))()
+    try:
+        (build_app([module]) if module is not None else __getattr__("app"))()
+    finally:
+        _quick_exit()
+
+
+def _quick_exit() -> None:
+    """Leave what the process still holds to the end of the process, not to the garbage collector.
+
+    The interpreter's shutdown runs full collections while it clears the
+    modules, each walking every object still alive (the command's data, the
+    modules of typer and botocore): about 0.3 s of `runs ls` on a loaded
+    machine, after its output was complete. Frozen (:func:`gc.freeze`), they
+    are skipped; everything else shutdown does (``atexit`` handlers, flushing
+    the standard streams, closing files) is unchanged, and the command's own
+    work is over: its files are written and closed, its locks released.
+    """
+    import gc
+
+    gc.freeze()
 
 
 if __name__ == "__main__":  # ``python -m emberbench.cli.main``: the entrypoint of submitted Ray Jobs

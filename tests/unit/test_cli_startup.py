@@ -84,8 +84,10 @@ _DRIVER = """
 import atexit, json, sys
 out, heavy = sys.argv[1], tuple(json.loads(sys.argv[2]))
 def report():
+    import gc
+    modules = sorted(m for m in sys.modules if m in heavy or m.startswith(tuple(h + "." for h in heavy)))
     with open(out, "w") as f:
-        json.dump(sorted(m for m in sys.modules if m in heavy or m.startswith(tuple(h + "." for h in heavy))), f)
+        json.dump({"modules": modules, "frozen": gc.get_freeze_count()}, f)
 atexit.register(report)
 sys.argv = ["emberbench", *sys.argv[3:]]
 from emberbench.cli.entry import main
@@ -93,13 +95,18 @@ main()
 """
 
 
-def _modules_of(tmp_path: Path, *args: str) -> list[str]:
-    """The heavy modules a new `emberbench ARGS` process imported (it must succeed)."""
-    out = tmp_path / "modules.json"
+def _process(tmp_path: Path, *args: str) -> dict:
+    """What a new `emberbench ARGS` process had as it ended (it must succeed): ``modules``, the heavy ones it
+    imported, and ``frozen``, the objects left to the end of the process (gc's permanent generation)."""
+    out = tmp_path / "process.json"
     done = subprocess.run([sys.executable, "-c", _DRIVER, str(out), json.dumps(HEAVY), *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     return json.loads(out.read_text())
+
+
+def _modules_of(tmp_path: Path, *args: str) -> list[str]:
+    return _process(tmp_path, *args)["modules"]
 
 
 def _fill(locator: str, n: int = 3) -> None:
@@ -132,3 +139,15 @@ def test_runs_ls_on_s3_imports_botocore_only(tmp_path: Path, s3_locator: str) ->
     _fill(s3_locator)
     found = _modules_of(tmp_path, "runs", "ls", "--store", s3_locator)
     assert "botocore" in found and [m for m in found if not m.startswith("botocore")] == []
+
+
+def test_a_command_leaves_what_it_holds_to_the_end_of_the_process(tmp_path: Path) -> None:
+    """After the command, its objects are frozen (gc.freeze): the interpreter's shutdown collections, which walked
+    them all several times (about 0.3 s after `runs ls` had printed everything), skip them; a failing command too."""
+    _fill(str(tmp_path / "s"))
+    assert _process(tmp_path, "runs", "ls", "--store", str(tmp_path / "s"))["frozen"] > 10_000
+    out = tmp_path / "failed.json"
+    done = subprocess.run([sys.executable, "-c", _DRIVER, str(out), "[]", "runs", "show", "ffff", "--store",
+                           str(tmp_path / "s")], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1 and done.stderr.startswith("error: no run")
+    assert json.loads(out.read_text())["frozen"] > 10_000
