@@ -544,12 +544,16 @@ def parse_stored(store: Any, key: str, where: str) -> RunInfo:
 
 
 def _parse_stored(store: Any, key: str, where: str) -> RunInfo:
+    from emberbench.store import ObjectTooLargeError
+
     from ..io.input_policy import parse_json
 
-    if store.size(key) > MAX_RUN_INFO_BYTES:
-        raise RunInfoError(f"{where}: run-info object {key} is larger than {MAX_RUN_INFO_BYTES} bytes")
     try:
-        parsed = parse_json(store.get(key), where=where)
+        data = store.get(key, max_length=MAX_RUN_INFO_BYTES)  # one read: the cap is checked from its header
+    except ObjectTooLargeError:
+        raise RunInfoError(f"{where}: run-info object {key} is larger than {MAX_RUN_INFO_BYTES} bytes") from None
+    try:
+        parsed = parse_json(data, where=where)
     except ValueError as exc:
         raise RunInfoError(str(exc)) from None
     return RunInfo.from_dict(parsed, where=where)

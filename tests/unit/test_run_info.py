@@ -193,6 +193,25 @@ def test_write_run_info_is_the_one_writer(tmp_path) -> None:  # noqa: ANN001
     assert read_run_info(store, "run-" + "0" * 64) is None
 
 
+def test_a_run_info_is_read_in_one_object_read_and_capped_from_its_header(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Reading a run-info opens its object once (a size read first made it two requests on S3: runs ls reads one per
+    run its ref log tail touched); one over the cap is refused with the same message as before."""
+    from emberbench.evaluation.run_info import MAX_RUN_INFO_BYTES
+
+    info = RunInfo.from_dict(golden())
+    write_run_info(open_store(tmp_path / "s"), info)
+    store = open_store(tmp_path / "s")  # knows no sizes of its own puts
+    opened = []
+    original = store.backend.open_object
+    monkeypatch.setattr(store.backend, "open_object", lambda key: opened.append(key) or original(key))
+    assert read_run_info(store, info.run) == info
+    assert opened == [store.refs.get(run_info_ref(info.run))]
+    big = store.put(b" " * (MAX_RUN_INFO_BYTES + 1))
+    store.refs.set(run_info_ref(info.run), big)
+    with pytest.raises(RunInfoError, match=f"run-info object {big} is larger than {MAX_RUN_INFO_BYTES} bytes"):
+        read_run_info(store, info.run)
+
+
 def test_what_a_run_stores_meets_the_schemas(tmp_path, suite) -> None:  # noqa: ANN001
     """The run-info and the journal header a real run stores, and a live lock file, meet their JSON Schemas."""
     from emberbench.evaluation.output_lock import OutputLock, lock_path_of
