@@ -10,29 +10,53 @@ store (logged), so the listing also applies a ref log tail, as it does on a
 store in use. Then:
 
 * ``runs ls`` as a user runs it: a new process (``python -m emberbench``),
-  wall time, median of ``--repeat``, beside the same process answering
-  ``runs ls --help`` (start-up and imports alone, nothing read); and in
-  process, the library calls alone
-  (index checked against the ref log, tail applied, rows selected and laid
-  out), with the S3 requests counted;
-* ``runs ls --scan`` (every run read, two GETs each) for sizes up to
-  ``--scan-up-to``, to show what the index saves.
+  wall and CPU time, median of ``--repeat``, beside the same process
+  answering ``runs ls --help`` (start-up and imports alone, nothing read);
+  and, in a new process too, the library calls alone (index checked against
+  the ref log, tail applied, rows selected and laid out), with the S3
+  requests counted;
+* with ``--before TREE``, the same for the code of another checkout (its
+  ``.venv/bin/python``, run in TREE, which is only read), round by round
+  beside this one on the same stores, so that a change of the machine's load
+  hits both alike;
+* ``runs ls --scan`` (every run read, a ref and a run-info each) for sizes
+  up to ``--scan-up-to``, to show what the index saves.
+
+The load average is printed at the start and the end: the figures mean
+little without it on a shared machine.
 
 Usage: .venv/bin/python scripts/bench_catalog.py [--sizes 100 1000 10000] [--repeat 3] [--scan-up-to 1000]
+       [--before TREE]
+
+Last run (``--sizes 100 1000 10000 --repeat 3 --scan-up-to 0 --before`` a
+checkout of 51fac64; load average 0.2 at the start, 2.4 at the end)::
+
+      runs   code  fill s  start-up s  ls (CLI) s  CPU s  ls (library) s  requests  ls --scan (CLI) s
+       100 before     2.9        1.09        2.14   2.14           0.308        35                  -
+       100   this                0.44        1.27   1.14           0.213        24                  -
+      1000 before    15.3        0.94        2.13   2.12           0.320        35                  -
+      1000   this                0.36        1.15   1.05           0.221        24                  -
+     10000 before   145.0        1.00        2.53   2.48           0.868        35                  -
+     10000   this                0.38        1.69   1.52           0.663        24                  -
+
+docs/store.md (the catalog index) says where the time goes.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 TAIL_UPDATES = 10
 
@@ -75,38 +99,82 @@ def fill(locator: str, n: int) -> None:
     st.close()
 
 
-def time_cli(locator: str, repeat: int, *extra: str) -> float:
-    """Median wall seconds of ``python -m emberbench runs ls`` in a new process."""
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "emberbench", "runs", "ls", *extra]
-                              + ([] if "--help" in extra else ["--store", locator]),
-                              capture_output=True, text=True, timeout=3600)
-        times.append(time.perf_counter() - start)
-        if done.returncode != 0:
-            raise SystemExit(f"runs ls failed: {done.stderr.strip()}")
-    return statistics.median(times)
+@dataclass(frozen=True)
+class Code:
+    """The EMBERBench whose `runs ls` is timed: its Python (with EMBERBench installed) and its source tree."""
+
+    label: str
+    python: str
+    tree: Path
+
+    def env(self) -> dict[str, str]:
+        # Another tree is only read: no bytecode is written into it.
+        return dict(os.environ, PYTHONDONTWRITEBYTECODE="1") if self.tree != ROOT else dict(os.environ)
 
 
-def time_library(locator: str) -> tuple[float, int, int]:
-    """Seconds of the listing's library calls alone, the S3 requests they made, and the rows listed."""
-    from emberbench.runs.catalog import Query, format_row, select, short_id_length
-    from emberbench.runs.index import query_index
-    from emberbench.store import open_store
-
-    st = open_store(locator)
-    calls = [0]
-    st.backend.client.meta.events.register("before-call.s3", lambda **_: calls.__setitem__(0, calls[0] + 1))
+def cli_once(code: Code, locator: str, *extra: str) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of one ``python -m emberbench runs ls`` in a new process."""
+    command = [code.python, "-m", "emberbench", "runs", "ls", *extra] + ([] if "--help" in extra else
+                                                                          ["--store", locator])
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    answer = query_index(st)
-    assert answer.rows is not None, answer.reason
-    rows = select(answer.rows, Query())
-    width = short_id_length([r.run for r in answer.rows])
-    lines = [format_row(r, width) for r in rows]
-    seconds = time.perf_counter() - start
-    st.close()
-    return seconds, calls[0], len(lines)
+    done = subprocess.run(command, cwd=code.tree, env=code.env(), capture_output=True, text=True, timeout=3600)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"runs ls ({code.label}) failed: {done.stderr.strip()}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+LIBRARY = """
+import sys, time
+from emberbench.runs.catalog import Query, format_row, select, short_id_length
+from emberbench.runs.index import query_index
+from emberbench.store import open_store
+
+st = open_store(sys.argv[1])
+calls = [0]
+st.backend.client.meta.events.register("before-call.s3", lambda **_: calls.__setitem__(0, calls[0] + 1))
+start = time.perf_counter()
+answer = query_index(st)
+assert answer.rows is not None, answer.reason
+rows = select(answer.rows, Query())
+width = short_id_length([r.run for r in answer.rows])
+lines = [format_row(r, width) for r in rows]
+print(time.perf_counter() - start, calls[0], len(lines))
+"""
+"""The listing's library calls alone (index checked against the ref log, tail applied, rows selected and laid
+out), timed in a new process of the code measured; prints seconds, S3 requests and rows listed."""
+
+
+def library_once(code: Code, locator: str) -> tuple[float, int, int]:
+    done = subprocess.run([code.python, "-c", LIBRARY, locator], cwd=code.tree, env=code.env(),
+                          capture_output=True, text=True, timeout=3600)
+    if done.returncode != 0:
+        raise SystemExit(f"the library calls ({code.label}) failed: {done.stderr.strip()}")
+    seconds, requests, rows = done.stdout.split()
+    return float(seconds), int(requests), int(rows)
+
+
+def measure(codes: list[Code], locator: str, repeat: int) -> dict[str, dict[str, float]]:
+    """Medians of ``repeat`` rounds, each timing every code in turn (so that a change of load hits all alike)."""
+    samples: dict[str, dict[str, list[float]]] = {c.label: {} for c in codes}
+    for _ in range(repeat):
+        for code in codes:
+            got = samples[code.label]
+            got.setdefault("startup", []).append(cli_once(code, locator, "--help")[0])
+            wall, cpu = cli_once(code, locator)
+            got.setdefault("cli", []).append(wall)
+            got.setdefault("cpu", []).append(cpu)
+            seconds, requests, rows = library_once(code, locator)
+            got.setdefault("library", []).append(seconds)
+            got.setdefault("requests", []).append(requests)
+            got.setdefault("rows", []).append(rows)
+    return {label: {k: statistics.median(v) for k, v in got.items()} for label, got in samples.items()}
+
+
+def load() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 def main() -> None:
@@ -114,29 +182,38 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--scan-up-to", type=int, default=1000)
+    parser.add_argument("--before", type=Path, metavar="TREE",
+                        help="Also time the code of another checkout (its .venv/bin/python, run in TREE) on the "
+                             "same stores, round by round beside this one; TREE is only read.")
     args = parser.parse_args()
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    codes = [Code("this", sys.executable, ROOT)]
+    if args.before is not None:
+        tree = args.before.resolve()
+        codes.insert(0, Code("before", str(tree / ".venv" / "bin" / "python"), tree))
     from tests import s3server
 
     server = s3server.start()
+    print(f"load average (1/5/15 min) at the start: {load()}")
     try:
-        print(f"{'runs':>6} {'fill s':>7} {'start-up s':>11} {'ls (CLI) s':>11} {'ls (library) s':>15} "
-              f"{'requests':>9} {'ls --scan (CLI) s':>18}")
+        print(f"{'runs':>6} {'code':>6} {'fill s':>7} {'start-up s':>11} {'ls (CLI) s':>11} {'CPU s':>6} "
+              f"{'ls (library) s':>15} {'requests':>9} {'ls --scan (CLI) s':>18}")
         for n in args.sizes:
             locator = f"s3://{s3server.BUCKET}/bench-{n}?endpoint={server.endpoint}"
             start = time.perf_counter()
             fill(locator, n)
-            filled = time.perf_counter() - start
-            startup = time_cli(locator, args.repeat, "--help")
-            cli = time_cli(locator, args.repeat)
-            lib, requests, listed = time_library(locator)
-            assert listed == n, listed
-            scan = f"{time_cli(locator, 1, '--scan'):18.2f}" if n <= args.scan_up_to else f"{'-':>18}"
-            print(f"{n:>6} {filled:7.1f} {startup:11.2f} {cli:11.2f} {lib:15.3f} {requests:>9} {scan}", flush=True)
+            filled = f"{time.perf_counter() - start:7.1f}"
+            for row, (code, got) in enumerate(measure(codes, locator, args.repeat).items()):
+                assert got["rows"] == n, got
+                scan = (f"{cli_once(codes[-1], locator, '--scan')[0]:18.2f}" if code == "this"
+                        and n <= args.scan_up_to else f"{'-':>18}")
+                print(f"{n:>6} {code:>6} {filled if row == 0 else '':>7} {got['startup']:11.2f} {got['cli']:11.2f} "
+                      f"{got['cpu']:6.2f} {got['library']:15.3f} {got['requests']:>9.0f} {scan}", flush=True)
     finally:
         server.stop()
+    print(f"load average (1/5/15 min) at the end: {load()}")
 
 
 if __name__ == "__main__":
