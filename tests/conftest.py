@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Iterator
@@ -81,6 +82,18 @@ def _written_documents_match_their_schemas():
     problems = _WRITE_CHECK.check()
     if problems:
         pytest.fail("written documents break their schemas:\n" + "\n".join(problems), pytrace=False)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Move everything alive after collection (modules, test items, their parameters) out of the collector's way.
+
+    These objects live for the whole session. Left in the oldest generation, each full collection walks all of
+    them again: about 0.1-0.2 s a call on this project's 2-core machines, and tests that call ``gc.collect()``
+    before a file snapshot (dropped stores hold lease files until collected) spent more than half the quick
+    loop's CPU there. Frozen, a collection costs what the running test made.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 _WORKER_CHECKS = {"checked": 0, "seconds": 0.0}

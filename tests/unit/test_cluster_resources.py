@@ -43,7 +43,7 @@ def test_every_worker_actor_is_created_with_the_resources(monkeypatch, suite, re
     for _ in range(3):
         ex._new_actor()
     assert fake.options_seen == [{**expected, "max_restarts": -1, "max_task_retries": 0,
-                                  "scheduling_strategy": "SPREAD"}] * 3
+                                  "scheduling_strategy": "SPREAD", "enable_task_events": False}] * 3
     assert all(args[-1] == drive for args in fake.args_seen)
 
 

@@ -14,7 +14,6 @@ are at the end.
 
 from __future__ import annotations
 
-import gc
 
 import json
 import os
@@ -37,6 +36,7 @@ from emberbench.results.manifest import EvaluationManifest, ManifestEntry, write
 from emberbench.evaluation.runner import run_evaluation
 from emberbench.sim.suite import public_suite_path
 from tests.conftest import ROOT
+from tests.heap import collect_dropped
 
 EXAMPLE = ROOT / "docs" / "examples" / "task-grouped-rates"
 SCENARIO = "v1-pub-01-single-exit-sparse"
@@ -326,7 +326,7 @@ def _snapshot(*roots: Path) -> dict[str, tuple[int, int, int, int]]:
     Stores that earlier in-process commands dropped are collected first: each holds a writer lease file in
     the store's tmp/ until then, which would otherwise vanish between two snapshots.
     """
-    gc.collect()
+    collect_dropped()
     seen = {}
     for root in roots:
         for folder, dirs, files in os.walk(root):
@@ -611,15 +611,26 @@ def big_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+# Linux keeps a process's peak resident size across exec, and a child started from this (large) test process
+# inherits this process's peak that way: measured directly, a 30 MB command read as 650 MB once the worker had
+# grown. A small interpreter starts the command instead and reports the command's own peak, which then includes
+# at most that interpreter's few MB.
+_MEASURE = """
+import os, subprocess, sys
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+_, status, usage = os.wait4(child.pid, 0)
+print(usage.ru_maxrss)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def _run_child(args: list[str], cwd: Path) -> tuple[int, str, float, float]:
     """Run the CLI in a child; return (exit status, stderr, peak resident MB, seconds)."""
     start = time.monotonic()
-    child = subprocess.Popen([sys.executable, "-m", "emberbench.cli.main", *args], cwd=cwd,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    assert child.stderr is not None
-    err = child.stderr.read().decode("utf-8", "replace")
-    _, status, usage = os.wait4(child.pid, 0)
-    return os.waitstatus_to_exitcode(status), err, usage.ru_maxrss / 1024, time.monotonic() - start
+    child = subprocess.run([sys.executable, "-c", _MEASURE, sys.executable, "-m", "emberbench.cli.main", *args],
+                           cwd=cwd, capture_output=True, check=False)
+    err = child.stderr.decode("utf-8", "replace")
+    return child.returncode, err, int(child.stdout) / 1024, time.monotonic() - start
 
 
 BIG_CASES = [
@@ -716,3 +727,16 @@ def test_every_command_that_takes_a_run_id_applies_one_rule(command: str, args: 
     line = _check(result, code, (says,), changed=changed, allowed=set())
     assert "run id" in line or "no run" in line, line
     assert seconds < 10, f"{seconds:.1f} s: refused only after starting something slow"
+
+
+@pytest.mark.slow
+def test_the_measured_peak_is_the_commands_own_not_the_test_process(tmp_path: Path) -> None:
+    """A test process that has grown large (here 600 MB) still measures a small command as small: Linux carries
+    a parent's peak resident size into a child across exec, which once failed every 200 MB case of a grown
+    xdist worker at exactly the worker's own peak."""
+    script = ("import sys; sys.path.insert(0, sys.argv[1]); ballast = bytearray(600 * 2**20); "
+              "ballast[::4096] = b'x' * len(ballast[::4096]); from tests.unit import test_hostile_inputs as t; "
+              "from pathlib import Path; print(t._run_child(['--version'], Path(sys.argv[2]))[2])")
+    out = subprocess.run([sys.executable, "-c", script, str(ROOT), str(tmp_path)], capture_output=True, text=True,
+                         check=True)
+    assert float(out.stdout.strip().splitlines()[-1]) < 300, out.stdout

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import gc
 
 import pytest
 from emberbench.evaluation.runner import run_evaluation
 from emberbench.evaluation.store_runner import open_store
+from tests.heap import collect_dropped
 from tests.run_support import invoke, small_manifest
 
 _S3_WRITES = ("put_object", "delete_object", "delete_objects", "copy_object", "create_multipart_upload",
@@ -75,7 +75,7 @@ def snapshot(st) -> dict[str, object]:  # noqa: ANN001
     Stores that earlier in-process commands opened and dropped are collected first: each holds a writer
     lease file until then, which would otherwise vanish between two snapshots.
     """
-    gc.collect()
+    collect_dropped()
     if st.locator.startswith("s3://"):
         return {item["Key"]: (item["ETag"], item["LastModified"], item["Size"])
                 for item in st.backend.list_prefix(st.backend.prefix)}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 
 import os
 from pathlib import Path
@@ -13,6 +12,7 @@ from emberbench.errors import ResultError
 from emberbench.records.replay import InProcessReplayer
 from emberbench.evaluation.runner import InProcessExecutor, run_evaluation
 from emberbench.evaluation.store_runner import open_store
+from tests.heap import collect_dropped
 from tests.run_support import small_manifest
 
 
@@ -31,7 +31,7 @@ def _tree(root: Path) -> dict[str, bytes | None]:
 
     Stores dropped by earlier in-process calls are collected first: each holds a writer lease file until then.
     """
-    gc.collect()
+    collect_dropped()
     found: dict[str, bytes | None] = {}
     for folder, dirs, files in os.walk(root):
         for name in dirs:
