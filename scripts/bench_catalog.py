@@ -29,15 +29,15 @@ Usage: .venv/bin/python scripts/bench_catalog.py [--sizes 100 1000 10000] [--rep
        [--before TREE]
 
 Last run (``--sizes 100 1000 10000 --repeat 3 --scan-up-to 0 --before`` a
-checkout of 51fac64; load average 0.2 at the start, 2.4 at the end)::
+checkout of 51fac64; load average 1.1 at the start, 2.4 at the end)::
 
       runs   code  fill s  start-up s  ls (CLI) s  CPU s  ls (library) s  requests  ls --scan (CLI) s
-       100 before     2.9        1.09        2.14   2.14           0.308        35                  -
-       100   this                0.44        1.27   1.14           0.213        24                  -
-      1000 before    15.3        0.94        2.13   2.12           0.320        35                  -
-      1000   this                0.36        1.15   1.05           0.221        24                  -
-     10000 before   145.0        1.00        2.53   2.48           0.868        35                  -
-     10000   this                0.38        1.69   1.52           0.663        24                  -
+       100 before     2.3        0.79        1.68   1.71           0.232        35                  -
+       100   this                0.25        0.76   0.69           0.154        24                  -
+      1000 before    13.3        0.77        1.60   1.64           0.225        35                  -
+      1000   this                0.37        1.09   1.02           0.199        24                  -
+     10000 before   125.5        0.71        1.89   1.88           0.608        35                  -
+     10000   this                0.27        1.12   1.01           0.419        24                  -
 
 docs/store.md (the catalog index) says where the time goes.
 """
