@@ -163,8 +163,9 @@ def test_other_auth_modes_are_refused(monkeypatch):
 
 
 def test_importing_the_core_and_cli_leaves_ray_out():
-    """Importing emberbench, its CLI and the cluster package itself does not import ray."""
-    code = ("import sys, emberbench, emberbench.cli.main, cluster; "
+    """Importing emberbench, its CLI (every command module: the full app) and the cluster package itself does not
+    import ray."""
+    code = ("import sys, emberbench, emberbench.cli.main, cluster; emberbench.cli.main.app; "
             "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
