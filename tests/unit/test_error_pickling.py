@@ -30,6 +30,7 @@ SAMPLES: dict[str, Callable[[type[Any]], BaseException]] = {
     "StoreFormatError": lambda c: c("unknown format", path="/s/format", found="9.0", supported="1.0"),
     "StoreLayoutError": lambda c: c("/s/objects/ab", "a symbolic link"),
     "ObjectNotFoundError": lambda c: c(KEY),
+    "ObjectTooLargeError": lambda c: c(KEY, 2_000_000, 1_000_000),
     "IntegrityError": lambda c: c(KEY, "checksum mismatch", path="/s/objects/ab/cd"),
     "KeyMismatchError": lambda c: c(KEY, "cd" * 32),
     "StoreIOError": lambda c: c("read", "s3://ember/p/format", OSError(errno.EACCES, "no AWS credentials found")),
