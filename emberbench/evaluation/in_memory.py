@@ -20,7 +20,7 @@ from ..results.manifest import EvaluationManifest, check_manifest
 from ..records.metrics import EpisodeMetrics
 from ..policies.spec import PolicyFactory, closing, resolve_policy
 from ..results.artifact import EvaluationResult, artifact_chunks, episode_chunk, parse_result_bytes, result_from_dict
-from ..results.header import validate_model_id
+from ..results.model_id import validate_model_id
 from ..sim.suite import Suite
 
 

@@ -39,7 +39,7 @@ from ..policies.context import PolicyContext
 from ..policies.spec import FreshPolicies, PolicyFactory, policy_spec_of, resolve_policy
 from .record_puts import PUT_THREADS, record_putter
 from ..results.artifact import Authenticator, artifact_chunks, authenticate_all, episode_chunk
-from ..results.header import validate_model_id
+from ..results.model_id import validate_model_id
 from ..sim.suite import Suite
 
 Progress = Callable[[int, int], None]

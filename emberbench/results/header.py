@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import ManifestError, ResultError
 from ..io.versions import RESULT_VERSION
 from .manifest import EvaluationManifest, manifest_from_dict
-from .model_id import MAX_MODEL_ID, validate_model_id
+from .model_id import validate_model_id
 
 HEADER_FIELDS = (
     "suite_id", "suite_version", "suite_hash", "simulator_version", "observation_version", "metrics_version",
@@ -73,9 +73,7 @@ def check_header(data: dict[str, Any], where: str) -> tuple[EvaluationManifest, 
 __all__ = [
     "EPISODE_KEYS",
     "HEADER_FIELDS",
-    "MAX_MODEL_ID",
     "RESULT_KEYS",
     "check_header",
     "header_dict",
-    "validate_model_id",
 ]

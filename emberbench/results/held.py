@@ -31,7 +31,8 @@ from .manifest import ManifestEntry, check_manifest_hash, check_manifest_object
 from ..records.metrics import EpisodeMetrics
 from ..records.record import RunRecord
 from .artifact import EvaluationResult, ResultEpisode
-from .header import header_dict, validate_model_id
+from .header import header_dict
+from .model_id import validate_model_id
 
 
 def _require(value: object, kind: type, where: str) -> None:

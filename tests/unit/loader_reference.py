@@ -28,7 +28,8 @@ from emberbench.errors import ManifestError, RecordAuthenticationError, ResultEr
 from emberbench.io.input_policy import JsonText, check_json_depth
 from emberbench.results.manifest import check_manifest, manifest_from_dict
 from emberbench.records.record import record_from_dict
-from emberbench.results.header import EPISODE_KEYS, HEADER_FIELDS, RESULT_KEYS, validate_model_id
+from emberbench.results.header import EPISODE_KEYS, HEADER_FIELDS, RESULT_KEYS
+from emberbench.results.model_id import validate_model_id
 from emberbench.io.versions import RESULT_VERSION
 
 
