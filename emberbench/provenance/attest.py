@@ -346,7 +346,7 @@ def check_run_attestation(store: Any, run: str, keyring: Keyring | None, *, chec
         AttestationError: the attestation fails a check (one line).
         StoreIOError: the store cannot be read (not a verdict on the run).
     """
-    from emberbench.store import IntegrityError, ObjectNotFoundError, RefError
+    from emberbench.store import IntegrityError, ObjectNotFoundError, ObjectTooLargeError, RefError
 
     from ..errors import RunInfoError
 
@@ -359,9 +359,9 @@ def check_run_attestation(store: Any, run: str, keyring: Keyring | None, *, chec
         raise AttestationError(f"ref {ref}: {exc}", check="envelope") from None
     where = f"attestation {key} ({ref})"
     try:
-        if store.size(key) > MAX_ATTESTATION_BYTES:
-            raise AttestationError(f"{where} is larger than {MAX_ATTESTATION_BYTES} bytes", check="envelope")
-        data = store.get(key, verify_data=True)
+        data = store.get(key, verify_data=True, max_length=MAX_ATTESTATION_BYTES)  # one read, the cap from its header
+    except ObjectTooLargeError:
+        raise AttestationError(f"{where} is larger than {MAX_ATTESTATION_BYTES} bytes", check="envelope") from None
     except (IntegrityError, ObjectNotFoundError) as exc:
         raise AttestationError(f"{where}: {_line(exc)}", check="envelope") from None
     try:
@@ -385,7 +385,7 @@ def check_run_attestation(store: Any, run: str, keyring: Keyring | None, *, chec
 
 def describe_stored_attestation(store: Any, run: str) -> str:
     """One line for ``runs show``: the attestation ref, its object, who it names and when (not verified)."""
-    from emberbench.store import RefError, StoreError
+    from emberbench.store import ObjectTooLargeError, RefError, StoreError
 
     ref = attestation_ref(run)
     try:
@@ -393,9 +393,10 @@ def describe_stored_attestation(store: Any, run: str) -> str:
     except RefError as exc:
         return "none (unsigned)" if exc.reason == "no such ref" else f"{ref}: unreadable: {_line(exc)}"
     try:
-        if store.size(key) > MAX_ATTESTATION_BYTES:
-            raise AttestationError(f"larger than {MAX_ATTESTATION_BYTES} bytes", check="envelope")
-        verified = verify_envelope(store.get(key, verify_data=True), None, where="attestation")
+        data = store.get(key, verify_data=True, max_length=MAX_ATTESTATION_BYTES)  # one read, the cap from its header
+        verified = verify_envelope(data, None, where="attestation")
+    except ObjectTooLargeError:
+        return f"{ref} -> {key}: unreadable: larger than {MAX_ATTESTATION_BYTES} bytes"
     except (AttestationError, StoreError) as exc:
         return f"{ref} -> {key}: unreadable: {_line(exc)}"
     return (f"{ref} -> {key}, by key {verified.keyid[:16] or '(no key id)'} at "

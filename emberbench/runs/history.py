@@ -100,10 +100,9 @@ def _attests(store: Any, run: str, key: str) -> bool:
     from ..provenance.attest import MAX_ATTESTATION_BYTES, verify_envelope
 
     try:
-        if store.size(key) > MAX_ATTESTATION_BYTES:
-            return False
-        statement = verify_envelope(store.get(key, verify_data=True), None, where=f"attestation {key}").statement
-    except (StoreError, EmberError):
+        data = store.get(key, verify_data=True, max_length=MAX_ATTESTATION_BYTES)  # one read, the cap from its header
+        statement = verify_envelope(data, None, where=f"attestation {key}").statement
+    except (StoreError, EmberError):  # too large (ObjectTooLargeError) among them
         return False
     return statement.predicate.run_info.get("run") == run
 

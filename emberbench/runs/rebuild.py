@@ -297,9 +297,8 @@ def signed_run_info(store: Any, run: str, verified: VerifiedRun) -> RunInfo | No
 
     try:
         key = store.refs.get(attestation_ref(run))
-        if store.size(key) > MAX_ATTESTATION_BYTES:
-            return None
-        statement = verify_envelope(store.get(key, verify_data=True), None, where="attestation").statement
+        data = store.get(key, verify_data=True, max_length=MAX_ATTESTATION_BYTES)  # one read, the cap from its header
+        statement = verify_envelope(data, None, where="attestation").statement
         if statement.subject_digest != verified.key:
             return None
         info = RunInfo.from_dict(dict(statement.predicate.run_info), where="attested run-info")

@@ -65,7 +65,7 @@ def reproduction(store: Any, run: str, info: RunInfo | None) -> list[str]:
 
 def _signed(store: Any, run: str) -> dict[str, Any] | None:
     """What the run's attestation says (unverified), None when the run is unsigned, {"error"} if unreadable."""
-    from emberbench.store import RefError, StoreError
+    from emberbench.store import ObjectTooLargeError, RefError, StoreError
 
     from ..errors import AttestationError
     from ..provenance.attest import MAX_ATTESTATION_BYTES, attestation_ref, verify_envelope
@@ -75,9 +75,10 @@ def _signed(store: Any, run: str) -> dict[str, Any] | None:
     except RefError as exc:
         return None if exc.reason == "no such ref" else {"error": exc.reason}
     try:
-        if store.size(key) > MAX_ATTESTATION_BYTES:
-            return {"error": "too large"}
-        verified = verify_envelope(store.get(key, verify_data=True), None, where="attestation")
+        data = store.get(key, verify_data=True, max_length=MAX_ATTESTATION_BYTES)  # one read, the cap from its header
+        verified = verify_envelope(data, None, where="attestation")
+    except ObjectTooLargeError:
+        return {"error": "too large"}
     except (AttestationError, StoreError) as exc:
         return {"error": " ".join(str(exc).split())[:200]}
     predicate = verified.statement.predicate

@@ -14,7 +14,7 @@ from emberbench.io.canonical import canonical_bytes
 from emberbench.runs.verify import verify_run
 from emberbench.errors import AttestationError, StoreUsageError
 from emberbench.provenance import attest_run, attestation_ref, check_run_attestation, verify_attestation
-from emberbench.provenance.attest import sign_statement
+from emberbench.provenance.attest import MAX_ATTESTATION_BYTES, describe_stored_attestation, sign_statement
 from emberbench.provenance.dsse import Envelope, Signature, sign_envelope
 from emberbench.provenance.statement import parse_statement
 from emberbench.evaluation.run_info import read_run_info, run_info_ref
@@ -311,3 +311,16 @@ def test_an_attestation_over_a_version_1_0_run_info_still_verifies_once_rewritte
     with pytest.raises(AttestationError, match="the run-info's host is 'elsewhere'"):
         verify_attestation(data, ring, result_digest=info.result, where="golden",
                            run_info=info.replace(host="elsewhere"), now=GOLDEN_AT)
+
+
+def test_an_attestation_over_the_cap_is_refused_in_one_line_by_each_reader(signed: SignedRun) -> None:
+    """An attestation object larger than the cap is refused from its frame header (one read), by the check,
+    by `runs show`'s line and by the reproduction summary, each saying it is too large."""
+    from emberbench.runs.reproduce import _signed
+
+    big = signed.store.put(b"{" + b" " * MAX_ATTESTATION_BYTES + b"}")
+    signed.store.refs.set(attestation_ref(signed.run), big)
+    assert f"is larger than {MAX_ATTESTATION_BYTES} bytes" in str(_failure(signed))
+    assert describe_stored_attestation(signed.store, signed.run).endswith(
+        f"unreadable: larger than {MAX_ATTESTATION_BYTES} bytes")
+    assert _signed(signed.store, signed.run) == {"error": "too large"}
