@@ -45,9 +45,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from ..errors import StatisticsInputError
+from ..errors import ResultError, StatisticsInputError
 from ..io.input_policy import STATISTICS, read_json_text
 from ..records.metric_defs import METRIC_NAMES, METRICS
+from ..results.model_id import MAX_MODEL_ID, validate_model_id
 from ..io.versions import STATISTICS_VERSION
 from ..schemas.kinds import not_what_was_wanted
 from .artifact import methods, metric_definitions
@@ -59,7 +60,6 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 _SUITE_ID = re.compile(r"[a-z0-9][a-z0-9.-]{0,79}")
 _SEMVER = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)")
 _VERSION = re.compile(r"[0-9]+(\.[0-9]+){1,2}")
-_MAX_MODEL_ID = 256
 _MAX_SEED = (1 << 64) - 1
 
 HEADER_KEYS = ("statistics_version", "evaluation_manifest_hash", "suite_id", "suite_version", "suite_hash",
@@ -225,11 +225,11 @@ class _Check:
         return value
 
     def model_id(self, value: Any, at: str) -> str:
-        if (not isinstance(value, str) or not 1 <= len(value) <= _MAX_MODEL_ID or not value.isprintable()
-                or value != value.strip()):
-            self.fail(at, f"is not a model id (1 to {_MAX_MODEL_ID} printable characters, no outer whitespace): "
+        try:
+            return validate_model_id(value)
+        except ResultError:
+            self.fail(at, f"is not a model id (1 to {MAX_MODEL_ID} printable characters, no outer whitespace): "
                           f"{_show(value)}")
-        return value
 
     def indices(self, value: Any, at: str) -> list[int]:
         if not isinstance(value, list):
